@@ -1,0 +1,72 @@
+"""Rule metadata shared by the static rules, the runtime checks and every front-end.
+
+A :class:`RuleDoc` carries a code, its name, its family and the docs that
+``dtype-lint explain`` prints and the README table is generated from. Static rules
+(LibCST visitors under :mod:`dtype_lint.rules`) and runtime checks
+(:mod:`dtype_lint.runtime.codes`) both describe themselves with one, so a code means
+the same thing wherever it is reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+FAMILIES = {
+    "1": "Hardcoded float32",
+    "2": "Pickling hazards",
+    "3": "Parameter-tree recasting",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class RuleDoc:
+    """Everything a user can read about one code."""
+
+    code: str
+    name: str
+    summary: str
+    what_it_does: str
+    why_bad: str
+    example: str
+    use_instead: str
+    fix_safety: str = "This rule has no automatic fix."
+    options: str = "None."
+    known_limits: str = ""
+    kind: str = "static"  # "static" (a lint rule) or "runtime" (a runtime check)
+    default_enabled: bool = True
+
+    @property
+    def family(self) -> str:
+        return FAMILIES[self.code[3]]
+
+    def markdown(self) -> str:
+        """The rule's docs in ruff's layout."""
+        parts = [
+            f"# {self.name} ({self.code})",
+            f"Family: {self.family}. Kind: {self.kind}."
+            + ("" if self.default_enabled else " Not enabled by default: select it."),
+            "## What it does\n" + _dedent(self.what_it_does),
+            "## Why is this bad?\n" + _dedent(self.why_bad),
+            "## Example\n```python\n" + _dedent(self.example) + "\n```",
+            "## Use instead\n```python\n" + _dedent(self.use_instead) + "\n```",
+            "## Fix safety\n" + _dedent(self.fix_safety),
+            "## Options\n" + _dedent(self.options),
+        ]
+        if self.known_limits:
+            parts.append("## Known limits\n" + _dedent(self.known_limits))
+        return "\n\n".join(parts) + "\n"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "family": self.family,
+            "kind": self.kind,
+            "summary": self.summary,
+            "default_enabled": self.default_enabled,
+        }
+
+
+def _dedent(text: str) -> str:
+    return textwrap.dedent(text).strip("\n")

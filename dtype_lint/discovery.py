@@ -1,0 +1,59 @@
+"""Which files a run lints: Python files under the given paths, minus excluded ones."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+import pathspec
+
+from dtype_lint.finding import FileError
+
+
+def discover(
+    paths: list[str], exclude: pathspec.PathSpec, root: str, force_exclude: bool = False
+) -> Iterator[str | FileError]:
+    """Yield each Python file to lint, or a FileError for a path that cannot be.
+
+    Files named explicitly are linted even if excluded, as ruff does, unless
+    ``force_exclude`` (pre-commit names every file). Symlinked directories are not
+    followed, so a symlink loop cannot trap the walk.
+    """
+    root_abs = os.path.abspath(root)
+    for path in paths:
+        if os.path.isdir(path):
+            yield from _walk(path, exclude, root_abs)
+        elif os.path.lexists(path):
+            if not (force_exclude and _excluded(path, exclude, root_abs, is_dir=False)):
+                yield path
+        else:
+            yield FileError(path, "no such file or directory")
+
+
+def _walk(top: str, exclude: pathspec.PathSpec, root_abs: str) -> Iterator[str | FileError]:
+    def on_error(exc: OSError) -> None:
+        errors.append(FileError(exc.filename or top, f"cannot list directory: {exc.strerror}"))
+
+    errors: list[FileError] = []
+    for folder, dirs, files in os.walk(top, onerror=on_error):
+        yield from errors
+        errors.clear()
+        dirs[:] = sorted(
+            d for d in dirs
+            if not os.path.islink(os.path.join(folder, d))
+            and not _excluded(os.path.join(folder, d), exclude, root_abs, is_dir=True)
+        )
+        for name in sorted(files):
+            full = os.path.join(folder, name)
+            if name.endswith((".py", ".pyi")) and not _excluded(full, exclude, root_abs, is_dir=False):
+                yield os.path.normpath(full)
+    yield from errors
+
+
+def _excluded(path: str, exclude: pathspec.PathSpec, root_abs: str, is_dir: bool) -> bool:
+    relative = os.path.relpath(os.path.abspath(path), root_abs)
+    if relative.startswith(".."):
+        relative = os.path.basename(path)
+    relative = Path(relative).as_posix() + ("/" if is_dir else "")
+    return exclude.match_file(relative)

@@ -1,0 +1,114 @@
+"""Lint one source text: prefilter, one parse, one batched traversal, suppressions.
+
+Everything that reports a finding (the CLI, the flake8 plugin, the mypy plugin, the
+tests) goes through :func:`lint_source`, so all of them agree on lines and columns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+import tokenize
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from dtype_lint.context import FileContext
+from dtype_lint.finding import Edit, Finding, Fix
+from dtype_lint.options import Options
+from dtype_lint.rules import Rule
+from dtype_lint.rules.base import Report
+from dtype_lint.suppression import file_is_exempt, line_suppresses
+
+# LibCST (and so every position we report) ends lines at \n, \r\n or \r only, unlike
+# str.splitlines, which also splits at form feeds and other separators.
+NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class LintError(Exception):
+    """A file that cannot be linted; the message is the one-line reason."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """A decoded file and how to write it back the same way."""
+
+    text: str
+    encoding: str
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Source":
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            text = data.decode(encoding)
+        except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+            raise LintError(f"cannot decode: {exc}") from None
+        if "\x00" in text:
+            raise LintError("source contains a NUL byte")
+        return cls(text, encoding)
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.encoding)
+
+
+def applicable_rules(source: str, rules: tuple[type[Rule], ...]) -> list[type[Rule]]:
+    """The rules that could find something: a rule whose trigger text appears nowhere in
+    the file has nothing to find, so the file need not be parsed for it."""
+    return [rule for rule in rules if not rule.triggers or any(t in source for t in rule.triggers)]
+
+
+def parse(text: str) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise LintError(f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {exc.message}") from None
+    except RecursionError:
+        raise LintError("too deeply nested to parse") from None
+
+
+def lint_source(
+    text: str, path: str, rules: tuple[type[Rule], ...], options: Options
+) -> list[Finding]:
+    """All findings of ``rules`` in ``text``, sorted, with suppressions applied."""
+    if file_is_exempt(text):
+        return []
+    selected = applicable_rules(text, rules)
+    if not selected:
+        return []
+    module = parse(text)
+    reports: list[Report] = []
+    ctx = FileContext(module, options.module_bases)
+    visitors = [rule(ctx, options, reports) for rule in selected]
+    try:
+        cst.visit_batched(module, visitors, before_visit=ctx.enter, after_leave=ctx.leave)
+    except RecursionError:
+        raise LintError("too deeply nested to lint") from None
+    if not reports:
+        return []
+    return _to_findings(module, text, path, reports)
+
+
+def _to_findings(module: cst.Module, text: str, path: str, reports: list[Report]) -> list[Finding]:
+    # Positions cost a full code generation, so they are computed only for files that
+    # have something to report.
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = NEWLINE.split(text)
+    findings: set[Finding] = set()
+    for report in reports:
+        where = positions[report.node]
+        line = lines[where.start.line - 1] if where.start.line <= len(lines) else ""
+        if line_suppresses(line, report.code):
+            continue
+        fix = None
+        if report.replace is not None and report.applicability is not None:
+            old, new = report.replace
+            span = positions[old]
+            edit = Edit(span.start.line, span.start.column + 1, span.end.line, span.end.column + 1,
+                        module.code_for_node(new))
+            fix = Fix(report.applicability, (edit,))
+        findings.add(
+            Finding(path, where.start.line, where.start.column + 1, where.end.line, where.end.column + 1,
+                    report.code, report.name, report.message, fix)
+        )
+    return sorted(findings)

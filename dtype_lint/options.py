@@ -1,0 +1,50 @@
+"""Per-rule options read from ``[tool.dtype-lint]``, with their defaults and types."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Options that change what the rules look for; keys are the TOML spellings."""
+
+    # F1: parameter names whose float32 default is deliberate storage, not computation.
+    param_dtype_names: tuple[str, ...] = (
+        "param_dtype", "params_dtype", "parameter_dtype", "weight_dtype", "weights_dtype",
+        "master_dtype", "master_weights_dtype", "storage_dtype",
+    )
+    # F1: names that hold a computation dtype, besides `dtype` itself.
+    compute_dtype_names: tuple[str, ...] = (
+        "dtype", "compute_dtype", "computation_dtype", "activation_dtype", "act_dtype",
+        "output_dtype", "out_dtype", "result_dtype", "attention_dtype", "attn_dtype",
+        "matmul_dtype", "dtype_compute",
+    )
+    # F1: functions that are user-facing entry points, where a float32 default is the
+    # user's choice rather than a layer's.
+    entry_point_functions: tuple[str, ...] = (
+        "from_pretrained", "from_config", "from_flax", "from_pt", "main", "cli_main", "parse_args",
+    )
+    # F1: classes whose constructor is a user-facing entry point (a model wrapper).
+    entry_point_classes: tuple[str, ...] = ("*PreTrainedModel",)
+    # F2: extra pickling sinks, "qualified.name:argument" (argument: a keyword or a
+    # 0-based position).
+    extra_pickling_sinks: tuple[str, ...] = ()
+    # F2: wrappers that store an output/input transform on the wrapped model.
+    wrapper_transforms: tuple[str, ...] = (
+        "*Module:output_transform", "*Module:input_transform",
+        "*Wrapper:output_transform", "*Wrapper:input_transform",
+        "*Model:output_transform", "*Model:input_transform",
+    )
+    # F2/F3: extra base classes that make a class a torch module.
+    module_bases: tuple[str, ...] = ()
+    # F3: receiver names taken to be modules when nothing else is known about them.
+    module_names: tuple[str, ...] = ("model", "module", "net", "network", "*_model", "model_*")
+    # F3: helpers that cast a whole model or parameter tree when called.
+    cast_helpers: tuple[str, ...] = (
+        "convert_weights_to_lp", "convert_weights_to_fp16", "convert_network", "to_fp16",
+        "to_bf16", "cast_tree",
+    )
+
+
+OPTION_KEYS = {f.name.replace("_", "-"): f.name for f in dataclasses.fields(Options)}

@@ -1,0 +1,122 @@
+"""DTL101: a computation-dtype parameter or class field that defaults to float32."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.catalog import RuleDoc
+from dtype_lint.dtypes import is_float32
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.patterns import matches_any
+
+
+class Float32DtypeDefault(Rule):
+    doc = RuleDoc(
+        code="DTL101",
+        name="float32-dtype-default",
+        summary="Computation dtype defaults to float32",
+        what_it_does="""
+            Checks for function parameters and class fields (dataclasses, Flax `nn.Module`
+            fields) that hold a computation dtype (`dtype`, `compute_dtype`, ...) and
+            default to float32 in any spelling: `torch.float32`, `torch.float`,
+            `jnp.float32`, `np.float32`, `tf.float32`, `"float32"`, `np.dtype("float32")`.
+            """,
+        why_bad="""
+            A layer or helper whose computation dtype defaults to float32 silently upcasts
+            bfloat16 or float16 inputs: a mixed-precision run spends float32 time and
+            memory in that layer, and nothing warns. Flax layers infer the computation
+            dtype from their inputs when `dtype` is `None`; torch factories follow
+            `torch.get_default_dtype()`. Parameter storage (`param_dtype`) is different:
+            keeping parameters in float32 is deliberate and is not reported.
+            """,
+        example="""
+            class MLP(nn.Module):
+                features: int
+                dtype: jnp.dtype = jnp.float32
+            """,
+        use_instead="""
+            class MLP(nn.Module):
+                features: int
+                dtype: Optional[jnp.dtype] = None  # follow the inputs or a policy
+                param_dtype: jnp.dtype = jnp.float32
+            """,
+        fix_safety="""
+            The fix replaces the default with `None`. It is unsafe: code that relied on the
+            float32 default (or cannot handle `None`) changes behaviour.
+            """,
+        options="""
+            - `param-dtype-names`: names that store parameters and are never reported.
+            - `compute-dtype-names`: names that hold a computation dtype.
+            - `entry-point-functions`: functions (such as `from_pretrained`) whose
+              defaults are a user's choice, not a layer's, and are not reported.
+            """,
+        known_limits="""
+            Names decide what a dtype parameter means: a computation dtype under a name
+            that is not in `compute-dtype-names` is not seen. A default computed by a call
+            (`dtype=get_dtype()`) is not followed.
+            """,
+    )
+    message = (
+        "'{name}' defaults to float32: bf16/fp16 inputs are silently upcast. "
+        "Default to None and follow the inputs' dtype or a policy"
+    )
+    fix = "unsafe"
+    triggers = ("float32", "torch.float", "float")
+    options_used = ("param-dtype-names", "compute-dtype-names", "entry-point-functions")
+    valid = (
+        "def f(x, dtype=None): ...",
+        "def f(x, param_dtype=jnp.float32): ...",
+        "class Dense(nn.Module):\n    param_dtype: jnp.dtype = jnp.float32\n    dtype: Optional[jnp.dtype] = None",
+        "def from_pretrained(path, dtype=jnp.float32): ...",
+        'def f(x, dtype="int32"): ...',
+        "DTYPES = {'fp32': torch.float32}",
+    )
+    invalid = (
+        Invalid("def f(x, dtype=torch.float32): ...", "def f(x, dtype=None): ..."),
+        Invalid("import jax.numpy as jnp\nclass Dense(nn.Module):\n    dtype: jnp.dtype = jnp.float32\n",
+                "import jax.numpy as jnp\nclass Dense(nn.Module):\n    dtype: jnp.dtype = None\n"),
+        Invalid('def f(x, compute_dtype="float32"): ...', "def f(x, compute_dtype=None): ..."),
+        Invalid("from torch import float32 as f32\ndef f(x, dtype=f32): ...",
+                "from torch import float32 as f32\ndef f(x, dtype=None): ..."),
+    )
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is None or not self._is_compute_name(node.name.value):
+            return
+        function = self.ctx.function
+        if function is not None and self._is_entry_point(function):
+            return
+        if is_float32(node.default, self.ctx):
+            self._flag(node.name.value, node.default)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and isinstance(node.target, cst.Name):
+            self._class_field(node.target.value, node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self._class_field(node.targets[0].target.value, node.value)
+
+    def _class_field(self, name: str, value: cst.BaseExpression) -> None:
+        # Only fields written in a class body, not assignments in its methods.
+        if self.ctx.current_class is None or self.ctx.in_function:
+            return
+        if self._is_compute_name(name) and is_float32(value, self.ctx):
+            self._flag(name, value)
+
+    def _flag(self, name: str, default: cst.BaseExpression) -> None:
+        self.report(default, self.message.format(name=name), replace=(default, cst.Name("None")))
+
+    def _is_compute_name(self, name: str) -> bool:
+        return name in self.options.compute_dtype_names and name not in self.options.param_dtype_names
+
+    def _is_entry_point(self, function) -> bool:
+        if matches_any(function.name, self.options.entry_point_functions):
+            return True
+        cls = self.ctx.current_class
+        # A PreTrainedModel-style wrapper's constructor is the user's entry point.
+        return (
+            function.name == "__init__"
+            and cls is not None
+            and any(matches_any(b.rsplit(".", 1)[-1], self.options.entry_point_classes) for b in cls.bases + (cls.name,))
+        )

@@ -1,0 +1,126 @@
+"""Small predicates over LibCST nodes that several rules share."""
+
+from __future__ import annotations
+
+import fnmatch
+
+import libcst as cst
+
+from dtype_lint.context import FileContext
+from dtype_lint.dtypes import dtype_name
+from dtype_lint.options import Options
+
+CAST_METHODS = frozenset({"half", "bfloat16", "double", "float"})
+TYPE_CAST_METHODS = frozenset({"to", "type", "astype"})
+# Function names whose body is an explicit casting API: casting there is the point.
+CAST_HELPER_PATTERNS = ("to_bf16", "to_fp16", "to_fp32", "to_f16", "to_f32", "to_half", "cast*", "_cast*",
+                        "convert*", "_convert*", "half", "bfloat16", "double", "float", "_apply")
+
+
+def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.BaseExpression | None:
+    """The expression passed as ``keyword=`` or at ``position`` (when no star-args precede it)."""
+    positional = 0
+    found = None
+    for arg in call.args:
+        if arg.keyword is not None:
+            if keyword is not None and arg.keyword.value == keyword:
+                return arg.value
+        elif arg.star:
+            positional = -1_000_000  # positions after *args are unknown
+        else:
+            if position is not None and positional == position:
+                found = arg.value
+            positional += 1
+    return found
+
+
+def has_star_kwargs(call: cst.Call) -> bool:
+    return any(arg.star == "**" for arg in call.args)
+
+
+def method_name(call: cst.Call) -> str | None:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def names_dtype(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """True when the expression is, or evidently computes, a dtype (not a device)."""
+    if dtype_name(node, ctx):
+        return True
+    if isinstance(node, cst.Call) and ctx.resolve(node.func) == "getattr" and node.args:
+        return ctx.resolve(node.args[0].value) in ("torch", "jax.numpy", "numpy")
+    return "dtype" in ctx.module.code_for_node(node).lower()
+
+
+def cast_target(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
+    """For a cast call (``x.half()``, ``x.to(dtype)``, ``x.astype(d)``...), the receiver."""
+    name = method_name(call)
+    if name is None:
+        return None
+    receiver = call.func.value  # type: ignore[union-attr]
+    if name in CAST_METHODS and not call.args:
+        return receiver
+    if name in TYPE_CAST_METHODS:
+        dtype = argument(call, 0, "dtype")
+        if name == "to" and dtype is None:
+            dtype = argument(call, 1, None)  # .to(device, dtype)
+        if dtype is not None and names_dtype(dtype, ctx):
+            return receiver
+    return None
+
+
+def in_cast_helper(ctx: FileContext) -> bool:
+    """Inside the body of an explicit casting API, where casting is what was asked for."""
+    return any(
+        isinstance(scope.node, cst.FunctionDef)
+        and any(fnmatch.fnmatchcase(scope.name.lower(), pat) for pat in CAST_HELPER_PATTERNS)
+        for scope in ctx.scopes
+    )
+
+
+def matches_any(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def module_kind(expr: cst.BaseExpression, ctx: FileContext, options: Options, depth: int = 0) -> str | None:
+    """Why ``expr`` is known to be a torch module, or None.
+
+    Known: ``self`` in a module's method, a constructor call of a module class, a name
+    bound to one or annotated as one, or a name configured in ``module-names``.
+    """
+    if depth > 4:
+        return None
+    if isinstance(expr, cst.Call):
+        return _module_type(expr.func, ctx)
+    if isinstance(expr, cst.Name):
+        if expr.value == "self":
+            cls = ctx.method_class()
+            return "'self' is a module here" if cls and "torch_module" in cls.kinds else None
+        bound = ctx.lookup_binding(expr.value)
+        if isinstance(bound, (cst.Name, cst.Attribute)):
+            kind = _module_type(bound, ctx) or module_kind(bound, ctx, options, depth + 1)
+        elif bound is not None:
+            kind = module_kind(bound, ctx, options, depth + 1)
+        else:
+            kind = None
+        if kind:
+            return kind
+        if matches_any(expr.value, options.module_names):
+            return f"'{expr.value}' names a model"
+        return None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        if matches_any(expr.attr.value, options.module_names):
+            return f"'self.{expr.attr.value}' names a model"
+    return None
+
+
+def _module_type(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
+    """Why the class (or constructor) ``expr`` names is a torch module, or None."""
+    qualified = ctx.resolve(expr)
+    if qualified is None:
+        return None
+    last = qualified.rsplit(".", 1)[-1]
+    if qualified.startswith("torch.nn.") and last[:1].isupper() and not last.startswith("Parameter"):
+        return f"{qualified} is a torch module"
+    if "torch_module" in ctx.kinds_of(qualified):
+        return f"{qualified} is a torch module"
+    return None

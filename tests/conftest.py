@@ -1,0 +1,64 @@
+"""Shared helpers: run the real CLI in-process or as a subprocess, and read fixtures."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dtype_lint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>DTL\d+(?:\s*,\s*DTL\d+)*)")
+
+
+def fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("dtl*.py"))
+
+
+def expectations(path: Path) -> set[tuple[int, str]]:
+    """(line, code) pairs written as `# expect: CODE[, CODE]` beside the offending line."""
+    found = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            for code in match.group("codes").split(","):
+                found.add((number, code.strip()))
+    return found
+
+
+class Run:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run `dtype-lint ARGS` in this process; returns exit code and captured output."""
+
+    def run(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> Run:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        if stdin is not None:
+            import io
+
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+def run_process(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "dtype_lint", *args], cwd=cwd, input=stdin, capture_output=True, timeout=300
+    )

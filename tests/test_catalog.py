@@ -1,0 +1,50 @@
+"""The catalog: unique codes in the right family, full docs, fixtures, a current README."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import FIXTURES, ROOT, expectations
+from dtype_lint import docs
+from dtype_lint.catalog import FAMILIES
+from dtype_lint.rules import RULES, all_docs
+
+
+def test_codes_are_unique_and_well_formed():
+    codes = [rule.doc.code for rule in RULES]
+    assert len(codes) == len(set(codes))
+    names = [doc.name for doc in all_docs().values()]
+    assert len(names) == len(set(names))
+    for code in all_docs():
+        assert re.fullmatch(r"DTL[123]\d\d", code), code
+        assert code[3] in FAMILIES
+
+
+def test_every_code_is_documented():
+    for code, doc in all_docs().items():
+        for field in ("summary", "what_it_does", "why_bad", "example", "use_instead", "fix_safety", "options"):
+            assert getattr(doc, field).strip(), f"{code} lacks {field}"
+        text = doc.markdown()
+        for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+            assert heading in text
+
+
+def test_every_static_rule_has_fixtures():
+    expected_codes = set()
+    for path in FIXTURES.glob("dtl*.py"):
+        expected_codes |= {code for _, code in expectations(path)}
+    for rule in RULES:
+        assert rule.doc.code in expected_codes, f"{rule.doc.code} has no fixture expectation"
+        assert list(FIXTURES.glob(f"{rule.doc.code.lower()}_*.py")), f"{rule.doc.code} has no fixture file"
+
+
+def test_rules_with_fixes_say_how_safe():
+    for rule in RULES:
+        assert rule.fix in (None, "safe", "unsafe")
+        if rule.fix:
+            assert rule.fix in rule.doc.fix_safety.lower()
+
+
+def test_readme_rules_table_is_current():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert docs.render(readme) == readme, "run: python -m dtype_lint.docs"

@@ -1,0 +1,127 @@
+"""The CLI: exit codes, stdin, output formats, statistics, explain, rules, bad files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES, run_process
+
+HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
+CLEAN = "def f(x, dtype=None):\n    return x\n"
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "bad.py").write_text(HAZARD)
+    (tmp_path / "good.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_exit_codes(cli, project):
+    assert cli("check", str(project / "good.py")).code == 0
+    assert cli("check", str(project / "bad.py")).code == 1
+    assert cli("check", str(project / "bad.py"), "--exit-zero").code == 0
+    assert cli("check", str(project / "missing.py")).code == 2
+
+
+def test_default_path_is_the_working_directory(cli, project):
+    result = cli("check", cwd=project)
+    assert result.out.startswith("bad.py:2:16: DTL101 ")
+    assert result.code == 1
+
+
+def test_text_output_is_sorted_and_one_based(cli, project):
+    (project / "a.py").write_text("import torch\nx = m.get(k, torch.float32)\n" + HAZARD.replace("import torch\n", ""))
+    lines = cli("check", str(project)).out.splitlines()
+    keys = [line.split(": ")[0] for line in lines]
+    assert keys == sorted(keys, key=lambda k: (k.split(":")[0], int(k.split(":")[1]), int(k.split(":")[2])))
+    assert lines[0].startswith(f"{project / 'a.py'}:2:14: DTL102 ")
+
+
+def test_unparsable_file_is_reported_and_others_still_linted(cli, project):
+    (project / "broken.py").write_text("def f(:\n")
+    result = cli("check", str(project))
+    assert "broken.py: error: syntax error" in result.err
+    assert "bad.py:2:16: DTL101" in result.out
+    assert result.code == 2
+
+
+def test_stdin(cli):
+    result = cli("check", "-", "--stdin-filename", "model.py", stdin=HAZARD.encode())
+    assert result.out.startswith("model.py:2:16: DTL101 ")
+    assert result.code == 1
+    assert cli("check", "-", stdin=CLEAN.encode()).code == 0
+
+
+def test_json_has_exactly_the_documented_keys(cli, project):
+    findings = cli("check", str(project), "--output-format", "json").json()
+    assert len(findings) == 1
+    finding = findings[0]
+    assert set(finding) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fix"}
+    assert (finding["line"], finding["column"], finding["end_line"], finding["end_column"]) == (2, 16, 2, 29)
+    assert finding["name"] == "float32-dtype-default"
+    assert finding["fix"]["applicability"] == "unsafe"
+    assert finding["fix"]["edits"] == [
+        {"line": 2, "column": 16, "end_line": 2, "end_column": 29, "content": "None"}
+    ]
+
+
+def test_sarif_structure(cli):
+    log = json.loads(cli("check", str(FIXTURES), "--output-format", "sarif").out)
+    assert log["version"] == "2.1.0" and "$schema" in log
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    assert ids == sorted(ids) and "DTL101" in ids
+    for rule in rules:
+        assert {"id", "name", "shortDescription", "fullDescription", "help"} <= set(rule)
+    assert run["results"]
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+        assert result["level"] in ("error", "warning", "note")
+        assert result["message"]["text"]
+
+
+def test_github_annotations(cli, project):
+    out = cli("check", str(project / "bad.py"), "--output-format", "github").out
+    assert out.startswith(f"::error title=dtype-lint (DTL101),file={project / 'bad.py'},line=2,col=16,")
+
+
+def test_full_output_shows_the_line_and_a_caret(cli, project):
+    out = cli("check", str(project / "bad.py"), "--output-format", "full").out.splitlines()
+    assert out[1].endswith("def f(x, dtype=torch.float32):")
+    assert out[2].index("^") == out[1].index("torch.float32")
+    assert out[2].count("^") == len("torch.float32")
+
+
+def test_statistics(cli):
+    out = cli("check", str(FIXTURES), "--statistics").out
+    counts = {line.split()[1]: int(line.split()[0]) for line in out.splitlines()}
+    assert counts["DTL101"] == 11 and counts["DTL304"] == 3
+
+
+def test_select_and_ignore_flags(cli, project):
+    assert cli("check", str(project), "--select", "DTL2").code == 0
+    assert cli("check", str(project), "--ignore", "DTL1").code == 0
+    result = cli("check", str(project), "--select", "DTL9")
+    assert result.code == 2 and "DTL9" in result.err
+
+
+def test_explain_and_rules(cli):
+    result = cli("explain", "DTL301")
+    assert result.code == 0 and result.out.startswith("# tree-map-recast (DTL301)")
+    assert "## Why is this bad?" in result.out
+    assert cli("explain", "DTL999").code == 2
+    rules = json.loads(cli("rules", "--json").out)
+    assert {r["code"] for r in rules} >= {"DTL101", "DTL204", "DTL303", "DTL191"}
+
+
+def test_console_script_runs_as_a_process(project):
+    proc = run_process("check", str(project))
+    assert proc.returncode == 1
+    assert b"DTL101" in proc.stdout
+    assert run_process("--version").stdout.startswith(b"dtype-lint ")

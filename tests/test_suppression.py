@@ -1,0 +1,40 @@
+"""`# noqa` (bare, exact codes, prefixes) and the file-level `# dtype-lint: noqa`."""
+
+from __future__ import annotations
+
+import pytest
+
+from dtype_lint.engine import lint_source
+from dtype_lint.options import Options
+from dtype_lint.rules import RULES
+
+LINE = "import torch\ndef f(x, dtype=torch.float32): ...{comment}\n"
+
+
+@pytest.mark.parametrize(
+    ("comment", "reported"),
+    [
+        ("", True),
+        ("  # noqa", False),
+        ("  # noqa: DTL101", False),
+        ("  # noqa: DTL1", False),
+        ("  # noqa:DTL101,DTL202", False),
+        ("  # NOQA: dtl101", False),
+        ("  # noqa: DTL102", True),
+        ("  # noqa: DTL2", True),
+        ("  # noqa: E501", True),
+    ],
+)
+def test_line_noqa(comment, reported):
+    findings = lint_source(LINE.format(comment=comment), "m.py", RULES, Options())
+    assert bool(findings) is reported
+
+
+def test_file_level_noqa():
+    text = "# dtype-lint: noqa\n" + LINE.format(comment="")
+    assert lint_source(text, "m.py", RULES, Options()) == []
+
+
+def test_noqa_applies_to_the_reported_line_only():
+    text = "import torch\ndef f(\n    x,  # noqa\n    dtype=torch.float32,\n): ...\n"
+    assert [f.line for f in lint_source(text, "m.py", RULES, Options())] == [4]
