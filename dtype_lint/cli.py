@@ -9,16 +9,19 @@ import argparse
 import dataclasses
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 
-from dtype_lint import __version__
+from dtype_lint import __version__, prefilter
+from dtype_lint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from dtype_lint.cache import Cache
 from dtype_lint.config import Config, ConfigError, find_pyproject, load_config, validate_selector
 from dtype_lint.engine import NEWLINE, LintError, Source, lint_source
 from dtype_lint.finding import FileError, Finding
 from dtype_lint.fixes import applicable, fixed_text, write_atomic
 from dtype_lint.formats import FORMATS, statistics, write, write_errors
-from dtype_lint.rules import all_docs
+from dtype_lint.parallel import default_jobs
 from dtype_lint.runner import FileResult, lint_paths, summarize
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -52,34 +55,43 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--force-exclude", action="store_true",
                          help="apply exclude to files named on the command line too (for pre-commit)")
         cmd.add_argument("--stdin-filename", metavar="PATH", help="the path of the code read from stdin")
+        cmd.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
+                         help="lint with N processes (default: all cores)")
+        cmd.add_argument("--no-cache", action="store_true", help="lint every file; read and write no cache")
+        cmd.add_argument("--cache-dir", metavar="DIR",
+                         help=f"where to keep results of unchanged files (default: {DEFAULT_CACHE_DIR}/ beside the config)")
+        # Parse every file whole with every rule: for comparing findings and timings.
+        cmd.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
     explain = sub.add_parser("explain", help="print a rule's docs")
     explain.add_argument("code")
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--json", action="store_true")
-    device = sub.add_parser("device", help="report the devices and the precision they really compute in",
-                            add_help=False)
-    device.add_argument("device_args", nargs=argparse.REMAINDER)
+    sub.add_parser("device", help="report the devices and the precision they really compute in ([--json])")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["device"]:
+        # The runtime module parses its own flags (argparse's REMAINDER drops a leading --json).
+        from dtype_lint.runtime.device_cli import main as device_main
+
+        return device_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command in ("check", "fix"):
             return _check(args)
         if args.command == "explain":
             return _explain(args.code)
-        if args.command == "rules":
-            return _rules(args.json)
-        from dtype_lint.runtime.device_cli import main as device_main
-
-        return device_main(args.device_args)
+        return _rules(args.json)
     except ConfigError as exc:
         sys.stderr.write(f"dtype-lint: config error: {exc}\n")
         return EXIT_ERROR
 
 
 def _explain(code: str) -> int:
+    from dtype_lint.rules import all_docs
+
     docs = all_docs()
     if code.upper() not in docs:
         sys.stderr.write(f"dtype-lint: unknown rule code '{code}'; `dtype-lint rules` lists them\n")
@@ -89,6 +101,8 @@ def _explain(code: str) -> int:
 
 
 def _rules(as_json: bool) -> int:
+    from dtype_lint.rules import all_docs
+
     docs = list(all_docs().values())
     if as_json:
         json.dump([d.as_json() for d in docs], sys.stdout, indent=2)
@@ -118,12 +132,24 @@ def resolve_config(args: argparse.Namespace) -> Config:
     return dataclasses.replace(config, **overrides)
 
 
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, got {value!r}")
+    return int(value)
+
+
 def _check(args: argparse.Namespace) -> int:
     config = resolve_config(args)
     fixing = args.fix or args.unsafe_fixes or args.diff
     if args.paths == ["-"]:
         return _check_stdin(args, config, fixing)
-    results = lint_paths(args.paths, config, args.force_exclude)
+    cache = None
+    if not args.no_cache:
+        folder = args.cache_dir or os.path.join(config.root, DEFAULT_CACHE_DIR)
+        cache = Cache(folder, f"{config.fingerprint()}\0prefilter={not args.no_prefilter}")
+    jobs = args.jobs or default_jobs()
+    with prefilter.switched(not args.no_prefilter):
+        results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing)
     if fixing:
         results = [_fix_file(r, config, args) for r in results]
     run = summarize(results)

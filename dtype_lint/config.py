@@ -89,8 +89,9 @@ def _relative(path: str, root: str) -> str:
 def find_pyproject(paths: Iterable[str]) -> Path | None:
     """The nearest pyproject.toml with a [tool.dtype-lint] table, walking up from the
     first linted path (or the working directory)."""
-    start = Path(next(iter(paths), ".")).resolve()
-    if start.is_file() or not start.exists():
+    # abspath, not resolve: a symlink loop among the paths must not break discovery.
+    start = Path(os.path.abspath(next(iter(paths), ".")))
+    if not os.path.isdir(start):
         start = start.parent
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"

@@ -52,6 +52,14 @@ def is_float32(node: cst.BaseExpression, ctx: FileContext) -> bool:
     return dtype_name(node, ctx) == "float32"
 
 
+def is_numpy_call(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """``np.array(...)``, ``np.sum(...)``: a call that makes a host-side NumPy array."""
+    if not isinstance(node, cst.Call):
+        return False
+    qualified = ctx.resolve(node.func)
+    return bool(qualified) and qualified.split(".")[0] in ("numpy", "np")
+
+
 def _string_value(node: cst.SimpleString) -> str:
     try:
         value = node.evaluated_value

@@ -2,6 +2,11 @@
 
 Everything that reports a finding (the CLI, the flake8 plugin, the mypy plugin, the
 tests) goes through :func:`lint_source`, so all of them agree on lines and columns.
+The prefilter (:mod:`dtype_lint.prefilter`) usually hands LibCST only the parts of a
+file that can hold a finding; positions are mapped back to the file's own lines.
+
+LibCST and the rules are imported on first use: a run answered from the cache never
+needs them, and importing LibCST alone takes about a quarter of a second.
 """
 
 from __future__ import annotations
@@ -10,16 +15,19 @@ import dataclasses
 import io
 import re
 import tokenize
+from typing import TYPE_CHECKING, Sequence
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
-from dtype_lint.context import FileContext
+from dtype_lint import prefilter
 from dtype_lint.finding import Edit, Finding, Fix
+from dtype_lint.guards import check_depth
 from dtype_lint.options import Options
-from dtype_lint.rules import Rule
-from dtype_lint.rules.base import Report
 from dtype_lint.suppression import file_is_exempt, line_suppresses
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from dtype_lint.rules import Rule
+    from dtype_lint.rules.base import Report
 
 # LibCST (and so every position we report) ends lines at \n, \r\n or \r only, unlike
 # str.splitlines, which also splits at form feeds and other separators.
@@ -59,6 +67,11 @@ def applicable_rules(source: str, rules: tuple[type[Rule], ...]) -> list[type[Ru
 
 
 def parse(text: str) -> cst.Module:
+    import libcst as cst
+
+    reason = check_depth(text)
+    if reason is not None:
+        raise LintError(reason)
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -68,15 +81,43 @@ def parse(text: str) -> cst.Module:
 
 
 def lint_source(
-    text: str, path: str, rules: tuple[type[Rule], ...], options: Options
+    text: str, path: str, rules: tuple[type[Rule], ...], options: Options, use_prefilter: bool | None = None
 ) -> list[Finding]:
-    """All findings of ``rules`` in ``text``, sorted, with suppressions applied."""
+    """All findings of ``rules`` in ``text``, sorted, with suppressions applied.
+
+    ``use_prefilter`` (default: on unless ``DTYPE_LINT_PREFILTER=0``) only changes how
+    much is parsed, never the findings; off, every rule runs on the whole file.
+    """
     if file_is_exempt(text):
         return []
-    selected = applicable_rules(text, rules)
-    if not selected:
+    if use_prefilter is None:
+        use_prefilter = prefilter.enabled()
+    if not use_prefilter:
+        return _lint_module(parse(text), text, path, list(rules), options, None)
+    reduced = prefilter.reduce_source(text, [rule.doc.code for rule in rules], options)
+    if reduced is None:
+        selected = applicable_rules(text, rules)
+        return _lint_module(parse(text), text, path, selected, options, None) if selected else []
+    if not reduced.text:
         return []
-    module = parse(text)
+    selected = [rule for rule in rules if rule.doc.code in reduced.codes]
+    try:
+        module = parse(reduced.text)
+    except LintError:
+        # LibCST rejects something ast accepted: let the whole file decide (and word
+        # the error against the file's own lines).
+        return _lint_module(parse(text), text, path, list(rules), options, None)
+    return _lint_module(module, text, path, selected, options, reduced.lines)
+
+
+def _lint_module(
+    module: cst.Module, text: str, path: str, selected: Sequence[type[Rule]], options: Options,
+    line_map: Sequence[int] | None,
+) -> list[Finding]:
+    import libcst as cst
+
+    from dtype_lint.context import FileContext
+
     reports: list[Report] = []
     ctx = FileContext(module, options.module_bases)
     visitors = [rule(ctx, options, reports) for rule in selected]
@@ -86,29 +127,38 @@ def lint_source(
         raise LintError("too deeply nested to lint") from None
     if not reports:
         return []
-    return _to_findings(module, text, path, reports)
+    return _to_findings(module, text, path, reports, line_map)
 
 
-def _to_findings(module: cst.Module, text: str, path: str, reports: list[Report]) -> list[Finding]:
+def _to_findings(
+    module: cst.Module, text: str, path: str, reports: list[Report], line_map: Sequence[int] | None
+) -> list[Finding]:
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
     # Positions cost a full code generation, so they are computed only for files that
     # have something to report.
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     lines = NEWLINE.split(text)
+
+    def line_of(reduced_line: int) -> int:
+        return line_map[reduced_line - 1] if line_map is not None else reduced_line
+
     findings: set[Finding] = set()
     for report in reports:
         where = positions[report.node]
-        line = lines[where.start.line - 1] if where.start.line <= len(lines) else ""
+        start, end = line_of(where.start.line), line_of(where.end.line)
+        line = lines[start - 1] if start <= len(lines) else ""
         if line_suppresses(line, report.code):
             continue
         fix = None
         if report.replace is not None and report.applicability is not None:
             old, new = report.replace
             span = positions[old]
-            edit = Edit(span.start.line, span.start.column + 1, span.end.line, span.end.column + 1,
-                        module.code_for_node(new))
+            edit = Edit(line_of(span.start.line), span.start.column + 1, line_of(span.end.line),
+                        span.end.column + 1, module.code_for_node(new))
             fix = Fix(report.applicability, (edit,))
         findings.add(
-            Finding(path, where.start.line, where.start.column + 1, where.end.line, where.end.column + 1,
+            Finding(path, start, where.start.column + 1, end, where.end.column + 1,
                     report.code, report.name, report.message, fix)
         )
     return sorted(findings)

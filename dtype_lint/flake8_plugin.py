@@ -2,6 +2,10 @@
 
 flake8 applies its own `select`, `ignore`, `per-file-ignores` and `# noqa` on top; rule
 options and the rule selection come from `[tool.dtype-lint]`, as for the CLI.
+
+flake8 runs every installed plugin whatever `--select` says, so every flake8 user pays
+for this one: it goes through the same prefilter as the CLI, which skips files that
+cannot hold a finding and parses only the parts of the others that can.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Iterator
 
 from dtype_lint import __version__
 from dtype_lint.config import Config, ConfigError, find_pyproject, load_config
-from dtype_lint.engine import LintError, applicable_rules, lint_source
+from dtype_lint.engine import LintError, lint_source
 
 
 @functools.lru_cache(maxsize=64)
@@ -38,8 +42,6 @@ class DtypeLintChecker:
         config = _config_for(folder)
         rules = config.rules_for(self.filename)
         text = "".join(self.lines)
-        if not applicable_rules(text, rules):
-            return
         try:
             findings = lint_source(text, self.filename, rules, config.options)
         except LintError:

@@ -9,10 +9,12 @@ import dataclasses
 class Options:
     """Options that change what the rules look for; keys are the TOML spellings."""
 
-    # F1: parameter names whose float32 default is deliberate storage, not computation.
+    # F1: names of storage dtypes (parameters, optimizer state), whose float32 is
+    # deliberate: keeping them in float32 is what mixed precision asks for.
     param_dtype_names: tuple[str, ...] = (
         "param_dtype", "params_dtype", "parameter_dtype", "weight_dtype", "weights_dtype",
-        "master_dtype", "master_weights_dtype", "storage_dtype",
+        "master_dtype", "master_weights_dtype", "storage_dtype", "momentum_dtype", "variance_dtype",
+        "mu_dtype", "nu_dtype", "accumulator_dtype", "state_dtype", "optimizer_state_dtype",
     )
     # F1: names that hold a computation dtype, besides `dtype` itself.
     compute_dtype_names: tuple[str, ...] = (
@@ -27,6 +29,12 @@ class Options:
     )
     # F1: classes whose constructor is a user-facing entry point (a model wrapper).
     entry_point_classes: tuple[str, ...] = ("*PreTrainedModel",)
+    # F1: functions and classes on the data side (loading, collation, augmentation
+    # sampling), matched lower-cased: their float32 is the data's, not a layer's.
+    data_side_names: tuple[str, ...] = (
+        "*loader*", "*dataset*", "*collat*", "*converter*", "*iterator*", "*sampler*", "*random*",
+        "*rng*", "*augment*", "*preprocess*", "*reader*",
+    )
     # F2: extra pickling sinks, "qualified.name:argument" (argument: a keyword or a
     # 0-based position).
     extra_pickling_sinks: tuple[str, ...] = ()
@@ -36,6 +44,14 @@ class Options:
         "*Wrapper:output_transform", "*Wrapper:input_transform",
         "*Model:output_transform", "*Model:input_transform",
     )
+    # F2: classes whose instances are transforms, processors or collators: datasets and
+    # loaders hold them, so they are pickled for every worker.
+    transform_classes: tuple[str, ...] = (
+        "*Processor", "*Transform", "*Transforms", "*Collator", "*Collate", "*Augmentation",
+    )
+    # F2: calls that add a stage to a dataset pipeline, which keeps the stage's callable
+    # and is pickled for every loader worker.
+    pipeline_stages: tuple[str, ...] = ("webdataset.*",)
     # F2/F3: extra base classes that make a class a torch module.
     module_bases: tuple[str, ...] = ()
     # F3: receiver names taken to be modules when nothing else is known about them.
@@ -44,6 +60,12 @@ class Options:
     cast_helpers: tuple[str, ...] = (
         "convert_weights_to_lp", "convert_weights_to_fp16", "convert_network", "to_fp16",
         "to_bf16", "cast_tree",
+    )
+    # F3: functions that only run a model for inference or evaluation, matched
+    # lower-cased; a cast there does not reach training.
+    inference_functions: tuple[str, ...] = (
+        "*infer*", "eval*", "*_eval*", "*evaluat*", "predict*", "*_predict*", "*prediction*",
+        "export*", "*_export*",
     )
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import collections
 import json
 
 import pytest
 
-from conftest import FIXTURES, run_process
+from conftest import FIXTURES, expectations, fixture_files, run_process
 
 HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
 CLEAN = "def f(x, dtype=None):\n    return x\n"
@@ -101,7 +102,8 @@ def test_full_output_shows_the_line_and_a_caret(cli, project):
 def test_statistics(cli):
     out = cli("check", str(FIXTURES), "--statistics").out
     counts = {line.split()[1]: int(line.split()[0]) for line in out.splitlines()}
-    assert counts["DTL101"] == 11 and counts["DTL304"] == 3
+    expected = collections.Counter(code for path in fixture_files() for _, code in expectations(path))
+    assert counts == dict(expected)
 
 
 def test_select_and_ignore_flags(cli, project):

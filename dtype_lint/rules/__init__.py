@@ -7,6 +7,7 @@ from dtype_lint.rules.base import Rule
 from dtype_lint.rules.dtl101_float32_dtype_default import Float32DtypeDefault
 from dtype_lint.rules.dtl102_float32_fallback import Float32Fallback
 from dtype_lint.rules.dtl103_float32_in_forward import Float32InForward
+from dtype_lint.rules.dtl104_float32_beside_input import Float32BesideInput
 from dtype_lint.rules.dtl201_unpicklable_process_target import UnpicklableProcessTarget
 from dtype_lint.rules.dtl202_unpicklable_dataloader_callable import UnpicklableDataLoaderCallable
 from dtype_lint.rules.dtl203_unpicklable_wrapper_transform import UnpicklableWrapperTransform
@@ -20,6 +21,7 @@ RULES: tuple[type[Rule], ...] = (
     Float32DtypeDefault,
     Float32Fallback,
     Float32InForward,
+    Float32BesideInput,
     UnpicklableProcessTarget,
     UnpicklableDataLoaderCallable,
     UnpicklableWrapperTransform,

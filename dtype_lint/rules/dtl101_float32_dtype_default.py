@@ -7,7 +7,7 @@ import libcst as cst
 from dtype_lint.catalog import RuleDoc
 from dtype_lint.dtypes import is_float32
 from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.patterns import matches_any
+from dtype_lint.rules.patterns import matches_any, module_kind
 
 
 class Float32DtypeDefault(Rule):
@@ -47,13 +47,23 @@ class Float32DtypeDefault(Rule):
         options="""
             - `param-dtype-names`: names that store parameters and are never reported.
             - `compute-dtype-names`: names that hold a computation dtype.
-            - `entry-point-functions`: functions (such as `from_pretrained`) whose
+            - `entry-point-functions`, `entry-point-classes`: functions (such as
+              `from_pretrained`) and classes (whose constructor is the entry point) whose
               defaults are a user's choice, not a layer's, and are not reported.
+            - `data-side-names`: functions and classes on the data side (loaders,
+              collators, converters, samplers, augmentation), not reported.
+            - `module-names`: a function taking a model (`def optimize(model, dtype=...)`)
+              applies a user's choice to it, and is not reported.
             """,
         known_limits="""
             Names decide what a dtype parameter means: a computation dtype under a name
             that is not in `compute-dtype-names` is not seen. A default computed by a call
-            (`dtype=get_dtype()`) is not followed.
+            (`dtype=get_dtype()`) is not followed. What counts as an entry point is a
+            guess: the constructor of a plain class (no base class), a function that takes
+            a model, and names in the options above; a layer helper written as a plain
+            class is missed, and a data-side function named otherwise is reported. NumPy
+            data helpers (`def spectrogram(wave, dtype=np.float32)`) are reported unless
+            their names say they are on the data side.
             """,
     )
     message = (
@@ -62,7 +72,8 @@ class Float32DtypeDefault(Rule):
     )
     fix = "unsafe"
     triggers = ("float32", "torch.float", "float")
-    options_used = ("param-dtype-names", "compute-dtype-names", "entry-point-functions")
+    options_used = ("param-dtype-names", "compute-dtype-names", "entry-point-functions", "entry-point-classes",
+                    "data-side-names", "module-names")
     valid = (
         "def f(x, dtype=None): ...",
         "def f(x, param_dtype=jnp.float32): ...",
@@ -70,6 +81,12 @@ class Float32DtypeDefault(Rule):
         "def from_pretrained(path, dtype=jnp.float32): ...",
         'def f(x, dtype="int32"): ...',
         "DTYPES = {'fp32': torch.float32}",
+        "class BatchConverter:\n    def __init__(self, dtype=torch.float32):\n        self.dtype = dtype",
+        "class Pipeline:\n    def __init__(self, device='cpu', dtype='float32'): ...",
+        "def random_mask(n, device=None, dtype=torch.float32): ...",
+        "def build_eval_loader(path, dtype=np.float32): ...",
+        "def optimize(model, dtype=torch.float32): ...",
+        "class Opt:\n    def __init__(self, momentum_dtype=jnp.float32): ...",
     )
     invalid = (
         Invalid("def f(x, dtype=torch.float32): ...", "def f(x, dtype=None): ..."),
@@ -78,6 +95,10 @@ class Float32DtypeDefault(Rule):
         Invalid('def f(x, compute_dtype="float32"): ...', "def f(x, compute_dtype=None): ..."),
         Invalid("from torch import float32 as f32\ndef f(x, dtype=f32): ...",
                 "from torch import float32 as f32\ndef f(x, dtype=None): ..."),
+        Invalid("def make_kernel(size, *, device=None, dtype=torch.float32): ...",
+                "def make_kernel(size, *, device=None, dtype=None): ..."),
+        Invalid("class Block(nn.Module):\n    def __init__(self, dtype=torch.float32): ...",
+                "class Block(nn.Module):\n    def __init__(self, dtype=None): ..."),
     )
 
     def visit_Param(self, node: cst.Param) -> None:
@@ -99,7 +120,8 @@ class Float32DtypeDefault(Rule):
 
     def _class_field(self, name: str, value: cst.BaseExpression) -> None:
         # Only fields written in a class body, not assignments in its methods.
-        if self.ctx.current_class is None or self.ctx.in_function:
+        cls = self.ctx.current_class
+        if cls is None or self.ctx.in_function or self._data_side(cls.name):
             return
         if self._is_compute_name(name) and is_float32(value, self.ctx):
             self._flag(name, value)
@@ -110,13 +132,27 @@ class Float32DtypeDefault(Rule):
     def _is_compute_name(self, name: str) -> bool:
         return name in self.options.compute_dtype_names and name not in self.options.param_dtype_names
 
+    def _data_side(self, name: str) -> bool:
+        return matches_any(name.lower(), self.options.data_side_names)
+
     def _is_entry_point(self, function) -> bool:
-        if matches_any(function.name, self.options.entry_point_functions):
+        """Whether the function's defaults are a user's choice rather than a layer's."""
+        if matches_any(function.name, self.options.entry_point_functions) or self._data_side(function.name):
             return True
-        cls = self.ctx.current_class
-        # A PreTrainedModel-style wrapper's constructor is the user's entry point.
-        return (
-            function.name == "__init__"
-            and cls is not None
-            and any(matches_any(b.rsplit(".", 1)[-1], self.options.entry_point_classes) for b in cls.bases + (cls.name,))
+        cls = self.ctx.method_class()
+        if cls is not None and self._data_side(cls.name):
+            return True
+        # A function that takes the model applies the user's dtype to it (an optimize or
+        # prepare step), like from_pretrained does.
+        params = function.node.params
+        if any(module_kind(p.name, self.ctx, self.options) for p in (*params.params, *params.kwonly_params)
+               if p.name.value != "self"):
+            return True
+        if function.name != "__init__" or cls is None:
+            return False
+        # A PreTrainedModel-style wrapper's constructor is the user's entry point, and so
+        # is a plain class's (no base): it configures an object that is not a layer.
+        bases = tuple(b for b in cls.bases if b != "object")
+        return not bases or any(
+            matches_any(b.rsplit(".", 1)[-1], self.options.entry_point_classes) for b in bases + (cls.name,)
         )

@@ -6,7 +6,7 @@ import libcst as cst
 
 from dtype_lint.catalog import RuleDoc
 from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.patterns import module_kind
+from dtype_lint.rules.patterns import matches_any, module_kind
 
 
 class CallableOnModule(Rule):
@@ -18,12 +18,15 @@ class CallableOnModule(Rule):
             Checks for a lambda, a local function or class, or a `functools.partial` of
             one, stored as an attribute of an instance of a `torch.nn.Module`,
             `LightningModule` or `Dataset` (`self.act = lambda x: x` in the class's
-            methods, `model.forward = local_fn`), passed to a `Dataset` constructor, and
-            a model's `forward` replaced by a wrapper built around it
-            (`model.forward = wrap(model.forward)`), which returns a closure.
+            methods, `model.forward = local_fn`), passed to a `Dataset` constructor or a
+            dataset-pipeline stage (`wds.map_dict(text=lambda t: ...)`), stored on a
+            callable object (a class with `__call__`, such as a transform or processor,
+            which datasets hold), and a model's `forward` replaced by a wrapper built
+            around it (`model.forward = wrap(model.forward)`), which returns a closure.
             """,
         why_bad="""
-            Modules and datasets are pickled whole: datasets when a `DataLoader` starts
+            Modules and datasets are pickled whole, with the transforms and pipeline
+            stages they hold: datasets when a `DataLoader` starts
             workers under `spawn`/`forkserver` (the Linux default since Python 3.14),
             modules by `torch.save(model)`, `copy.deepcopy` (EMA, checkpoints) and
             spawned trainers. One lambda attribute makes the whole object unpicklable,
@@ -46,7 +49,10 @@ class CallableOnModule(Rule):
             or Dataset bases, `self` in their methods, and receivers recognised as models
             (see `module-names`) are checked; a lambda stored on class level is not an
             instance attribute and is not reported. A wrapper that returns a module-level
-            function is still reported when it wraps `forward`.
+            function is still reported when it wraps `forward`. A transform
+            class is known by its name only, and is reported whether or not it ever
+            reaches a dataset, and a pipeline stage
+            (`pipeline-stages`) whether or not its loader has workers.
             """,
     )
     message = (
@@ -55,12 +61,15 @@ class CallableOnModule(Rule):
         "fail; use a module-level function or an nn.Module such as nn.SiLU()"
     )
     triggers = ("lambda", "def ", "class ", "forward", "partial")
-    options_used = ("module-names", "module-bases")
+    options_used = ("module-names", "module-bases", "pipeline-stages", "transform-classes")
     valid = (
         "class Block(nn.Module):\n    act = staticmethod(lambda x: x)",
         "class Block(nn.Module):\n    def __init__(self):\n        self.act = nn.SiLU()",
         "class Config:\n    def __init__(self):\n        self.fn = lambda x: x",
         "class Block(nn.Module):\n    def forward(self, x):\n        f = lambda y: y\n        return f(x)",
+        "import webdataset as wds\ndef tok(t): ...\nstage = wds.map_dict(text=tok)",
+        "class Resize:\n    def __init__(self):\n        self.size = 4\n    def __call__(self, x): ...",
+        "class Registry:\n    def __init__(self):\n        self.make = lambda: {}",
     )
     invalid = (
         Invalid("class Block(nn.Module):\n    def __init__(self):\n        self.act = lambda x: x"),
@@ -72,6 +81,9 @@ class CallableOnModule(Rule):
                 "        self.act = nn.ReLU() if act else lambda x: x"),
         Invalid("from torch.utils.data import Dataset\nclass MyDataset(Dataset): ...\n"
                 "ds = MyDataset(items, lambda x: x)"),
+        Invalid("import webdataset as wds\npipeline = [wds.map_dict(text=lambda t: tokenize(t)[0])]"),
+        Invalid("class TextProcessor:\n    def __init__(self):\n        self.fn = lambda x: x\n"
+                "    def __call__(self, x):\n        return self.fn(x)"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -81,12 +93,17 @@ class CallableOnModule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
-        if not qualified or "dataset" not in self.ctx.kinds_of(qualified):
+        if not qualified:
+            return
+        if "dataset" in self.ctx.kinds_of(qualified):
+            owner = f"a {qualified.rsplit('.', 1)[-1]} dataset"
+        elif matches_any(qualified, self.options.pipeline_stages):
+            owner = f"a dataset pipeline (a {qualified} stage)"
+        else:
             return
         for arg in node.args:
             kind = self.ctx.local_callable_kind(arg.value)
             if kind:
-                owner = f"a {qualified.rsplit('.', 1)[-1]} dataset"
                 self.report(arg.value, self.message.format(kind=kind, owner=owner))
 
     def _check_store(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
@@ -105,6 +122,10 @@ class CallableOnModule(Rule):
             cls = self.ctx.method_class()
             if cls is not None and cls.kinds & {"torch_module", "dataset"}:
                 return f"a {cls.name} instance"
+            # Datasets and loaders hold transforms, processors and collators, and
+            # pickle them with themselves.
+            if cls is not None and matches_any(cls.name, self.options.transform_classes):
+                return f"a {cls.name} instance (datasets hold it)"
             return None
         return "a model" if module_kind(receiver, self.ctx, self.options) else None
 

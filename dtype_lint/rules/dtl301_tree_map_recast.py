@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dtype_lint.catalog import RuleDoc
+from dtype_lint.dtypes import is_float32
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.patterns import argument, in_cast_helper, method_name, names_dtype
 
@@ -47,7 +48,9 @@ class TreeMapRecast(Rule):
             # or, with a policy: policy = jmp.get_policy("params=float32,compute=bfloat16")
             """,
         known_limits="""
-            Trees named like gradients, updates, batches or outputs are not reported, and
+            Casts to float32 restore full precision and are not reported (a checkpoint
+            widened for export, master weights). Trees named like gradients, updates,
+            batches or outputs are not reported, and
             casts inside explicit casting helpers (`to_bf16`, `cast_tree`, ...) are not
             either: their call sites are DTL303's. A mapped function imported from another
             module is not followed.
@@ -64,6 +67,8 @@ class TreeMapRecast(Rule):
         "import jax\ngrads = jax.tree.map(lambda g: g.astype(jnp.float32), grads)",
         "import jax\ndef to_bf16(params):\n    return jax.tree.map(lambda x: x.astype(jnp.bfloat16), params)",
         "import jax\nnorms = jax.tree.map(lambda x: jnp.linalg.norm(x), params)",
+        "import jax\nimport numpy as np\n"
+        "state = jax.tree.map(lambda p: p.astype(np.float32) if p.dtype == jnp.bfloat16 else p, state)",
     )
     invalid = (
         Invalid("import jax\nimport jax.numpy as jnp\n"
@@ -119,11 +124,12 @@ class _CastFinder(cst.CSTVisitor):
         receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
         if name in ("astype", "to", "view") and _is_leaf(receiver, self.leaves):
             dtype = argument(node, 0, "dtype")
-            if dtype is not None and names_dtype(dtype, self.rule.ctx):
+            if dtype is not None and names_dtype(dtype, self.rule.ctx) and not is_float32(dtype, self.rule.ctx):
                 self.found = True
         qualified = self.rule.ctx.resolve(node.func) or ""
         if qualified.rsplit(".", 1)[-1] in ("asarray", "array") and node.args:
-            if _is_leaf(node.args[0].value, self.leaves) and argument(node, 1, "dtype") is not None:
+            dtype = argument(node, 1, "dtype")
+            if _is_leaf(node.args[0].value, self.leaves) and dtype is not None and not is_float32(dtype, self.rule.ctx):
                 self.found = True
         return not self.found
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from dtype_lint.catalog import RuleDoc
 from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.patterns import cast_target, in_cast_helper
+from dtype_lint.rules.patterns import cast_dtype_name, cast_target, in_cast_helper
 
 
 class StateDictRecast(Rule):
@@ -36,7 +36,8 @@ class StateDictRecast(Rule):
             """,
         known_limits="""
             Loops that assign entry by entry (`for k in sd: sd[k] = sd[k].half()`) are
-            not seen. Casts inside explicit casting or conversion helpers (names with
+            not seen. Casts to float32 (`v.float()`) restore full precision and are not
+            reported. Casts inside explicit casting or conversion helpers (names with
             `cast`, `convert`, `to_fp16`, ...) are not reported.
             """,
     )
@@ -49,6 +50,7 @@ class StateDictRecast(Rule):
         "sd = {k: v.to('cuda') for k, v in model.state_dict().items()}",
         "sd = {k: v.clone() for k, v in model.state_dict().items()}",
         "def convert_checkpoint(sd):\n    return {k: v.half() for k, v in sd.items()}",
+        "sd = {k: v.float() for k, v in model.state_dict().items()}",
     )
     invalid = (
         Invalid("sd = {k: v.half() for k, v in model.state_dict().items()}"),
@@ -68,5 +70,8 @@ class StateDictRecast(Rule):
         value = node.value
         if isinstance(value, cst.Call) and not in_cast_helper(self.ctx):
             receiver = cast_target(value, self.ctx)
-            if isinstance(receiver, cst.Name) and receiver.value == value_name:
+            # A cast to float32 restores full precision (master weights, export).
+            if isinstance(receiver, cst.Name) and receiver.value == value_name and (
+                cast_dtype_name(value, self.ctx) != "float32"
+            ):
                 self.report(node)

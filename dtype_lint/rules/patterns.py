@@ -10,6 +10,11 @@ from dtype_lint.context import FileContext
 from dtype_lint.dtypes import dtype_name
 from dtype_lint.options import Options
 
+# Names of values on the loss side, where float32 is deliberate (logits for the loss,
+# the loss, its labels and masks), and of classes that compute a loss.
+LOSS_SIDE_WORDS = ("logit", "loss", "label")
+LOSS_CLASSES = ("*Loss*", "*Criterion*")
+FORWARD_NAMES = frozenset({"forward", "__call__"})
 CAST_METHODS = frozenset({"half", "bfloat16", "double", "float"})
 TYPE_CAST_METHODS = frozenset({"to", "type", "astype"})
 # Function names whose body is an explicit casting API: casting there is the point.
@@ -68,6 +73,22 @@ def cast_target(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
     return None
 
 
+_METHOD_DTYPES = {"half": "float16", "bfloat16": "bfloat16", "double": "float64", "float": "float32"}
+
+
+def cast_dtype_name(call: cst.Call, ctx: FileContext) -> str | None:
+    """For a cast call, the canonical dtype it casts to, when it is spelled out."""
+    name = method_name(call)
+    if name in _METHOD_DTYPES and not call.args:
+        return _METHOD_DTYPES[name]
+    if name in TYPE_CAST_METHODS:
+        dtype = argument(call, 0, "dtype")
+        if name == "to" and (dtype is None or not names_dtype(dtype, ctx)):
+            dtype = argument(call, 1, None)
+        return dtype_name(dtype, ctx) if dtype is not None else None
+    return None
+
+
 def in_cast_helper(ctx: FileContext) -> bool:
     """Inside the body of an explicit casting API, where casting is what was asked for."""
     return any(
@@ -75,6 +96,44 @@ def in_cast_helper(ctx: FileContext) -> bool:
         and any(fnmatch.fnmatchcase(scope.name.lower(), pat) for pat in CAST_HELPER_PATTERNS)
         for scope in ctx.scopes
     )
+
+
+def is_layer_forward(ctx: FileContext, name: str) -> bool:
+    """Whether ``name`` is a forward method (``forward``, ``forward_*``, ``__call__``) of
+    the layer class whose body we are directly in."""
+    if name not in FORWARD_NAMES and not name.startswith("forward"):
+        return False
+    cls = ctx.method_class()
+    if cls is None:
+        return False
+    if cls.kinds & {"torch_module", "flax_module"}:
+        return True
+    # A class deriving from some other layer we cannot resolve.
+    return any(b.endswith(("Module", "Layer", "Block", "Model")) for b in cls.bases)
+
+
+def in_loss_or_entry_class(ctx: FileContext, options: Options) -> bool:
+    """In a method of a loss class, or of a user-facing wrapper (``entry-point-classes``,
+    not its subclasses, which are models) whose ``__call__`` converts the user's inputs."""
+    cls = ctx.method_class()
+    if cls is None:
+        return False
+    if matches_any(cls.name, options.entry_point_classes):
+        return True
+    return any(matches_any(name.rsplit(".", 1)[-1], LOSS_CLASSES) for name in (cls.name, *cls.bases))
+
+
+def in_inference_function(ctx: FileContext, options: Options) -> bool:
+    """Inside a function that only runs a model for inference or evaluation."""
+    return any(
+        isinstance(scope.node, cst.FunctionDef) and matches_any(scope.name.lower(), options.inference_functions)
+        for scope in ctx.scopes
+    )
+
+
+def mentions_loss_side(node: cst.CSTNode, ctx: FileContext) -> bool:
+    text = ctx.module.code_for_node(node).lower()
+    return any(word in text for word in LOSS_SIDE_WORDS)
 
 
 def matches_any(name: str, patterns: tuple[str, ...]) -> bool:

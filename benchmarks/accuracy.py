@@ -1,0 +1,151 @@
+"""Accuracy of dtype-lint on the labelled corpus: precision and recall per hazard family.
+
+    python benchmarks/accuracy.py                        # fetch once into .bench-cache/corpus
+    python benchmarks/accuracy.py --corpus /path/to/corpus   # reuse a fetched copy
+    python benchmarks/accuracy.py --show-unlabelled --widen  # also review unlabelled findings
+
+The corpus and its tools (``fetch.sh``, ``files.txt``, ``labels.jsonl``, ``score.py``) live
+outside the repository, in ``<repo>/../shared/corpus/`` unless ``--corpus-tools`` says
+otherwise; they are called, never copied. The linter runs as the real CLI
+(``dtype-lint check --output-format json``) with default options, and ``score.py`` scores
+its findings with each family taken from the code prefix and one line of tolerance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FAMILIES = {"DTL1": "F1", "DTL2": "F2", "DTL3": "F3"}
+TARGET = 0.90
+LINE_TOLERANCE = 1
+
+
+def listed_files(tools: Path) -> list[str]:
+    """``<dist_dir>/<path>`` of every exhaustively labelled file."""
+    out = []
+    for raw in (tools / "files.txt").read_text(encoding="utf-8").splitlines():
+        if raw.strip() and not raw.startswith("#"):
+            _, dist_dir, path = raw.split("\t")
+            out.append(f"{dist_dir}/{path}")
+    return out
+
+
+def ensure_corpus(corpus: Path, tools: Path, files: list[str]) -> None:
+    """Fetch the corpus into ``corpus`` unless every labelled file is already there."""
+    if all((corpus / f).is_file() for f in files):
+        return
+    print(f"fetching the corpus into {corpus} ...", file=sys.stderr)
+    subprocess.run(["bash", str(tools / "fetch.sh"), str(corpus)], check=True)
+
+
+def lint(corpus: Path, paths: list[str]) -> list[dict]:
+    """The CLI's JSON findings for ``paths`` (relative to ``corpus``), paths kept relative."""
+    # An empty config: the corpus (or a folder above it) must not change the options;
+    # no cache: every figure comes from the rules as they are now.
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "pyproject.toml"
+        config.write_text("")
+        proc = subprocess.run(
+            [sys.executable, "-m", "dtype_lint", "check", "--output-format", "json", "--exit-zero",
+             "--no-cache", "--config", str(config), *paths],
+            cwd=corpus, capture_output=True, text=True,
+        )
+    if proc.returncode != 0:
+        sys.exit(f"dtype-lint failed ({proc.returncode}):\n{proc.stderr}")
+    return json.loads(proc.stdout)
+
+
+def score(corpus: Path, tools: Path, findings: list[dict]) -> dict:
+    """``score.py --json`` output for ``findings``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        findings_path, out_path = Path(tmp) / "findings.json", Path(tmp) / "score.json"
+        findings_path.write_text(json.dumps(findings))
+        return run_scorer(tools / "score.py", corpus, findings_path, out_path,
+                          labels=tools / "labels.jsonl", files=tools / "files.txt")
+
+
+def run_scorer(scorer: Path, corpus: Path, findings: Path, out: Path, labels: Path, files: Path) -> dict:
+    families = [arg for prefix, fam in FAMILIES.items() for arg in ("--family", f"{prefix}={fam}")]
+    subprocess.run(
+        [sys.executable, str(scorer), str(corpus), str(findings), *families,
+         "--line-tolerance", str(LINE_TOLERANCE), "--labels", str(labels), "--files", str(files),
+         "--json", str(out)],
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def build_table(result: dict) -> str:
+    """One row per family from ``score.py --json`` output."""
+    header = ("family", "hazards", "found", "missed", "FP benign", "unlabelled", "precision", "recall", "")
+    rows = [header]
+    for family, stats in sorted(result["families"].items()):
+        precision, recall = float(stats["precision"]), float(stats["recall"])
+        ok = all(not math.isnan(v) and v >= TARGET for v in (precision, recall))
+        rows.append((family, str(stats["hazards"]), str(stats["tp"]), str(stats["fn"]),
+                     str(stats["fp_labels"]), str(stats["unlabelled_findings"]),
+                     f"{precision:.3f}", f"{recall:.3f}", "ok" if ok else f"below {TARGET:.2f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+        for row in rows
+    )
+
+
+def build_listing(result: dict, unlabelled: bool = False) -> str:
+    """Every miss and false positive (and optionally unlabelled finding) as path:line."""
+    lines = []
+    for family, stats in sorted(result["families"].items()):
+        for miss in stats["missed"]:
+            lines.append(f"{family} missed     {miss['path']}:{miss['line']}  {miss['reason']}")
+        for fp in stats["false_positives"]:
+            lines.append(f"{family} false-pos  {fp['path']}:{fp['line']} [{fp['code']}]  {fp['reason']}")
+        if unlabelled:
+            for item in stats["unlabelled"]:
+                lines.append(f"{family} unlabelled {item['path']}:{item['line']} [{item['code']}]")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=REPO / ".bench-cache" / "corpus",
+                        help="where the corpus is (fetched there if missing)")
+    parser.add_argument("--corpus-tools", type=Path, default=REPO.parent / "shared" / "corpus",
+                        help="folder with fetch.sh, files.txt, labels.jsonl and score.py")
+    parser.add_argument("--show-unlabelled", action="store_true",
+                        help="also list findings on unlabelled lines of the labelled files")
+    parser.add_argument("--widen", action="store_true",
+                        help="also lint every .py file of the corpus packages and list the findings "
+                             "outside the labelled files (for review by hand)")
+    args = parser.parse_args(argv)
+    tools, corpus = args.corpus_tools.resolve(), args.corpus.resolve()
+    if not (tools / "score.py").is_file():
+        sys.exit(f"no corpus tools in {tools}; pass --corpus-tools")
+    files = listed_files(tools)
+    ensure_corpus(corpus, tools, files)
+    findings = lint(corpus, files)
+    result = score(corpus, tools, findings)
+    print(build_table(result))
+    listing = build_listing(result, args.show_unlabelled)
+    if listing:
+        print()
+        print(listing)
+    if args.widen:
+        packages = sorted({f.split("/", 1)[0] for f in files})
+        listed = set(files)
+        print()
+        for finding in lint(corpus, packages):
+            if finding["path"] not in listed:
+                print(f"outside    {finding['path']}:{finding['line']} [{finding['code']}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,301 @@
+"""The mypy plugin: dtype hazards reported as mypy errors, with error codes ``DTL101``...
+
+Enable it with ``plugins = ["dtype_lint.mypy_plugin"]`` under ``[tool.mypy]``. Rule
+selection and options come from ``[tool.dtype-lint]``, as for the CLI.
+
+How it works (see docs/mypy.md):
+
+* Method and function hooks run the checks that need types (DTL303 on receivers typed as
+  ``torch.nn.Module``; DTL201/DTL202 through variables and attributes) and record what
+  they find for the file being checked.
+* ``get_additional_indirect_deps`` is called once for every file mypy type-checks, after
+  its last hook and before its errors are flushed and written to the cache. There the
+  shared LibCST engine lints the file once, DTL101 is checked on Flax modules and
+  dataclasses, and everything is reported into mypy's error list for that file. Cached
+  files are not rechecked, and mypy replays their cached errors, plugin errors included.
+* Any exception in the plugin becomes one note naming it, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import os
+import re
+from typing import Callable
+
+from mypy.checker_state import checker_state
+from mypy.errorcodes import ErrorCode
+from mypy.errors import Errors
+from mypy.nodes import MypyFile
+from mypy.options import Options as MypyOptions
+from mypy.plugin import FunctionContext, MethodContext, Plugin
+from mypy.types import Type
+
+from dtype_lint.config import Config, ConfigError, find_pyproject, load_config
+from dtype_lint.engine import LintError, Source, applicable_rules, lint_source
+from dtype_lint.finding import Finding
+from dtype_lint.mypy import typeaware
+from dtype_lint.rules import RULES
+
+# Lines as the engine counts them: LibCST ends lines at \n, \r\n or \r only.
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+# One mypy error code per rule, spelled as the CLI code, so that
+# `# type: ignore[DTL303]` and `--disable-error-code DTL303` name exactly one rule.
+ERROR_CODES = {rule.doc.code: ErrorCode(rule.doc.code, rule.doc.summary, "dtype-lint") for rule in RULES}
+
+# The LibCST rule's DTL303 reasons that come from cast helpers, which stay the engine's:
+# every cast-method DTL303 is the type-aware hook's.
+_HELPER_REASON = "() casts it whole)"
+_METHOD_HOOKS = typeaware.CAST_METHODS | typeaware.TYPE_CAST_METHODS | typeaware.POOL_METHODS | typeaware.EXECUTOR_METHODS
+
+
+@functools.lru_cache(maxsize=64)
+def _config_for(folder: str) -> Config:
+    try:
+        return load_config(find_pyproject([folder]))
+    except ConfigError:
+        # The CLI reports configuration errors; the plugin falls back to the defaults.
+        return Config()
+
+
+class DtypeLintPlugin(Plugin):
+    def __init__(self, options: MypyOptions) -> None:
+        super().__init__(options)
+        # Hits of the type-aware hooks, by file path, until that file is finished.
+        self._hits: dict[str, dict[tuple[int, int, str], str]] = {}
+        self._local: dict[str, typeaware.LocalCallables] = {}
+        self._errors: Errors | None = None
+        self._crashed = False
+
+    # -- hooks ---------------------------------------------------------------------
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        method = fullname.rpartition(".")[2]
+        if method in _METHOD_HOOKS:
+            return functools.partial(self._method_call, method)
+        if method == "Pool" and fullname.startswith("multiprocessing."):
+            return self._context_pool
+        return None
+
+    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        if fullname in typeaware.SINK_FUNCTIONS:
+            return functools.partial(self._sink_function, fullname)
+        if fullname == typeaware.DATALOADER:
+            return self._dataloader
+        return None
+
+    def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
+        try:
+            self._finish(file)
+        except Exception as exc:
+            self._internal_error(file.path, exc)
+        return set()
+
+    # -- type-aware checks -----------------------------------------------------------
+
+    def _method_call(self, method: str, ctx: MethodContext) -> Type:
+        try:
+            path = self._checked_path(ctx)
+            if path is not None:
+                if method in typeaware.CAST_METHODS or method in typeaware.TYPE_CAST_METHODS:
+                    if self._enabled(path, "DTL303"):
+                        self._record(path, [hit] if (hit := typeaware.module_recast(ctx, method)) else [])
+                if (method in typeaware.POOL_METHODS or method in typeaware.EXECUTOR_METHODS) and \
+                        typeaware.is_process_pool(ctx.type, method) and self._enabled(path, "DTL201"):
+                    keyword = "func" if method in typeaware.POOL_METHODS else "fn"
+                    self._record(path, typeaware.sink_call(ctx, keyword, 0, f"a process pool's {method}()",
+                                                           self._locals(path, ctx)))
+        except Exception as exc:
+            self._internal_error(ctx.api.path, exc)
+        return ctx.default_return_type
+
+    def _context_pool(self, ctx: MethodContext) -> Type:
+        try:
+            path = self._checked_path(ctx)
+            if path is not None and self._enabled(path, "DTL201"):
+                self._record(path, typeaware.sink_call(ctx, "initializer", 2, "the pool's initializer",
+                                                       self._locals(path, ctx)))
+        except Exception as exc:
+            self._internal_error(ctx.api.path, exc)
+        return ctx.default_return_type
+
+    def _sink_function(self, fullname: str, ctx: FunctionContext) -> Type:
+        try:
+            path = self._checked_path(ctx)
+            if path is not None and self._enabled(path, "DTL201"):
+                keyword, sink = typeaware.SINK_FUNCTIONS[fullname]
+                position = 0 if keyword == "fn" else None
+                self._record(path, typeaware.sink_call(ctx, keyword, position, sink, self._locals(path, ctx)))
+        except Exception as exc:
+            self._internal_error(ctx.api.path, exc)
+        return ctx.default_return_type
+
+    def _dataloader(self, ctx: FunctionContext) -> Type:
+        try:
+            path = self._checked_path(ctx)
+            if path is not None and self._enabled(path, "DTL202"):
+                self._record(path, typeaware.dataloader_call(ctx, self._locals(path, ctx)))
+        except Exception as exc:
+            self._internal_error(ctx.api.path, exc)
+        return ctx.default_return_type
+
+    def _checked_path(self, ctx: FunctionContext | MethodContext) -> str | None:
+        """The file being checked, unless mypy reports nothing for it (stubs, silenced
+        imports, installed packages)."""
+        errors = ctx.api.msg.errors
+        self._errors = errors
+        path = ctx.api.path
+        if path.endswith(".pyi") or path in errors.ignored_files:
+            return None
+        return path
+
+    def _locals(self, path: str, ctx: FunctionContext | MethodContext) -> typeaware.LocalCallables:
+        if path not in self._local:
+            self._local[path] = typeaware.LocalCallables(ctx.api.tree.defs)  # type: ignore[attr-defined]
+        return self._local[path]
+
+    def _record(self, path: str, hits: list[typeaware.Hit]) -> None:
+        found = self._hits.setdefault(path, {})
+        for line, column, code, message in hits:
+            found[(line, column, code)] = message
+
+    def _enabled(self, path: str, code: str) -> bool:
+        return code in _codes_for(path)
+
+    # -- reporting -------------------------------------------------------------------
+
+    def _finish(self, file: MypyFile) -> None:
+        path = file.path
+        hits = self._hits.pop(path, {})
+        local = self._local.pop(path, None)
+        if path.endswith(".pyi") or (self._errors is not None and path in self._errors.ignored_files):
+            return
+        config = _config_for(os.path.dirname(os.path.abspath(path)))
+        rules = config.rules_for(path)
+        text = _read(path)
+        if text is None:
+            return
+        findings: dict[tuple[int, int, str], Finding] = {}
+        if applicable_rules(text, rules):
+            try:
+                linted = lint_source(text, path, rules, config.options)
+            except LintError:
+                linted = []  # a syntax error: mypy reports it itself
+            for f in linted:
+                if f.code == "DTL303" and _HELPER_REASON not in f.message:
+                    continue  # the type-aware hook decides cast-method calls
+                findings[(f.line, f.column, f.code)] = f
+        if any(r.doc.code == "DTL101" for r in rules) and "dtype" in text:
+            local = local or typeaware.LocalCallables(file.defs)
+            hits.update(((line, column, code), message) for line, column, code, message
+                        in typeaware.float32_fields(file.defs, config.options, local))
+        if hits:
+            lines = _NEWLINE.split(text)
+            for (line, column, code), message in hits.items():
+                char_column = _char_column(lines, line, column)
+                findings.setdefault((line, char_column, code),
+                                    Finding(path, line, char_column, line, char_column, code, "", message))
+        if findings:
+            self._report(file, sorted(findings.values()))
+
+    def _report(self, file: MypyFile, findings: list[Finding]) -> None:
+        errors = self._errors_for(file)
+        if errors is None or file.path in errors.ignored_files:
+            return
+        with _reporting_into(errors, file, self.options):
+            for f in findings:
+                errors.report(f.line, f.column - 1, f"{f.message}", code=ERROR_CODES[f.code],
+                              end_line=f.end_line, end_column=f.end_column - 1)
+
+    def _errors_for(self, file: MypyFile) -> Errors | None:
+        """mypy's error list. Hooks and the checker hand it over; a run in which neither
+        has been seen yet (a warm run that rechecks only files without calls) finds it
+        through the module's build state, once."""
+        if self._errors is None:
+            checker = checker_state.type_checker
+            if checker is not None:
+                self._errors = checker.msg.errors
+        if self._errors is None:
+            self._errors = _find_errors(file)
+        return self._errors
+
+    def _internal_error(self, path: str, exc: Exception) -> None:
+        if self._crashed:
+            return
+        self._crashed = True
+        message = (f"dtype-lint mypy plugin: internal error ({type(exc).__name__}: {exc}); "
+                   "dtype hazards may be missing; please report it")
+        try:
+            errors = self._errors
+            if errors is not None:
+                line = 1
+                if errors.file == path:
+                    errors.report(line, None, message, severity="note")
+                else:
+                    errors.report_simple_error(path, line, message, None)
+        except Exception:
+            pass  # never let reporting the failure fail mypy
+
+
+@functools.lru_cache(maxsize=1024)
+def _codes_for(path: str) -> frozenset[str]:
+    config = _config_for(os.path.dirname(os.path.abspath(path)))
+    return frozenset(rule.doc.code for rule in config.rules_for(path))
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return Source.from_bytes(handle.read()).text
+    except (OSError, LintError):
+        return None
+
+
+def _char_column(lines: list[str], line: int, byte_column: int) -> int:
+    """mypy's 0-based UTF-8 byte column as the CLI's 1-based character column."""
+    if line > len(lines) or byte_column < 0:
+        return byte_column + 1
+    text = lines[line - 1]
+    if text.isascii():
+        return byte_column + 1
+    return len(text.encode("utf-8")[:byte_column].decode("utf-8", "ignore")) + 1
+
+
+class _reporting_into:
+    """Point mypy's error list at ``file`` while reporting, and back afterwards. After a
+    file's last check it already points there; the switch is for safety."""
+
+    def __init__(self, errors: Errors, file: MypyFile, options: MypyOptions) -> None:
+        self.errors = errors
+        self.file = file
+        self.options = options
+        self.saved: tuple | None = None
+
+    def __enter__(self) -> None:
+        errors = self.errors
+        if errors.file != self.file.path:
+            self.saved = (errors.file, errors.target_module, errors.options, errors.scope)
+            errors.set_file(self.file.path, self.file.fullname, self.options.clone_for_module(self.file.fullname))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is not None:
+            file, module, options, scope = self.saved
+            self.errors.set_file(file, module, options, scope)
+
+
+def _find_errors(file: MypyFile) -> Errors | None:
+    # The module's build state holds the tree and the build manager, which holds the
+    # error list. gc only scans objects created since mypy's last gc.freeze(), so this
+    # is cheap, and it runs at most once per mypy run.
+    for holder in gc.get_referrers(file):
+        manager = getattr(holder, "manager", None)
+        errors = getattr(manager, "errors", None)
+        if isinstance(errors, Errors):
+            return errors
+    return None
+
+
+def plugin(version: str) -> type[Plugin]:
+    return DtypeLintPlugin

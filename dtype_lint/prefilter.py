@@ -1,0 +1,465 @@
+"""Choose the parts of a file that can hold a finding, so LibCST parses only those.
+
+Parsing with LibCST and walking the tree costs about two parses per file, and the rules'
+whole-file triggers (``float``, ``def ``, ``lambda``...) match nearly every file. This
+module uses CPython's ``ast`` (written in C, several times faster than LibCST) to cut a
+file into *units* (top-level statements, and the members of top-level classes; a
+function is always kept whole, because rules keep state across a function's
+statements) and keeps
+
+* **targets**: units whose text matches a rule's *narrow trigger* (below), or that
+  mention a name bound by an import or assignment whose text matches one (a hazard whose
+  dtype or sink is only reachable through an alias);
+* **context**: units that bind a name some kept unit mentions (imports, module-level
+  and class-body assignments, functions and classes by name, at any depth), because
+  :class:`~dtype_lint.context.FileContext` looks names up by name; transitively;
+* the header of every class one of whose members is kept (a ``pass`` stands in for an
+  empty body).
+
+The kept units are copied verbatim, line for line, so columns are unchanged and a line
+map turns the reduced file's lines back into the original's. Whenever the file cannot be
+cut safely (``ast`` rejects it, ``\\r`` line ends, a rule without a narrow trigger) the
+whole file is parsed instead.
+
+The narrow triggers restate, as text, what each rule's detection needs; they must be
+kept in step with the rules. ``tests/test_speed_features.py`` checks that findings are
+identical with and without the prefilter on the fixtures and every rule example, and
+``benchmarks/speed.py`` checks it over the whole benchmark corpus.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import dataclasses
+import functools
+import os
+import re
+from typing import Callable, Iterable, Iterator
+
+# Set to "0" to parse every file whole with every selected rule (for comparisons).
+ENV_SWITCH = "DTYPE_LINT_PREFILTER"
+
+_FLOAT_ATTR = re.compile(r"float\b(?!\s*\()")  # torch.float, not a float(...) call
+_SINGLE = re.compile(r"single\b")
+# `from torch import float`: the bare name then means float32 wherever it is used.
+_BARE_IMPORT = re.compile(r"\bimport\s+(?:\([^)]*|[^\n;]*)\b(?:float|single)\b")
+_DTYPE_WORD = re.compile(r"dtype|float|half|double|bfloat16|single|getattr")
+_CAST_METHOD = re.compile(r"\.\s*(?:half|bfloat16|double|float)\s*\(")
+_TYPE_CAST = re.compile(r"\.\s*(?:to|type|astype)\s*\(")
+_SINKS = re.compile(r"spawn|start_processes|Process|Pool")
+_ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)")
+_TREE_MAP = re.compile(r"tree_map|tree\.map|map_with_path")
+_ITEMS = re.compile(r"\bitems\b")
+# Words that make an import or assignment's bound names worth following: any rule's
+# trigger text, dtype spellings, and what builds a callable that cannot be pickled.
+_TAINT = re.compile(
+    r"float|half|double|single|bfloat16|dtype|spawn|start_processes|Process|Pool|DataLoader|Dataset"
+    r"|transform|lambda|partial|tree|items|convert|cast|to_fp16|to_bf16"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Unit:
+    """A run of whole lines (1-based, inclusive) that is kept or dropped as one."""
+
+    start: int
+    end: int
+    node: ast.AST | None  # None for several simple statements sharing lines
+    nodes: tuple[ast.AST, ...]
+    is_function: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Reduced:
+    """The kept lines as one text, and the original line of each of its lines."""
+
+    text: str
+    lines: tuple[int, ...]  # lines[i] is the original line of reduced line i + 1 (0: synthetic)
+    codes: frozenset[str] = frozenset()  # the rules that can find something in it
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "1") != "0"
+
+
+@contextlib.contextmanager
+def switched(on: bool) -> Iterator[None]:
+    """Turn the prefilter on or off for this process and the workers it starts."""
+    before = os.environ.get(ENV_SWITCH)
+    os.environ[ENV_SWITCH] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[ENV_SWITCH]
+        else:
+            os.environ[ENV_SWITCH] = before
+
+
+def _literals(patterns: Iterable[str]) -> list[str] | None:
+    """The literal pieces of dotted globs (between dots and wildcards): a qualified name
+    that matches a glob contains each of its pieces. None if a glob has none (or a
+    character class), so a rule configured with it cannot be narrowed."""
+    out = []
+    for pattern in patterns:
+        pieces = [p for p in re.split(r"[.*?]", pattern) if p]
+        if "[" in pattern or not pieces:
+            return None
+        out.extend(pieces)
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def _import_words(options) -> re.Pattern[str]:
+    """Pieces of the options that name sinks, pipeline stages and cast helpers: an import
+    of one of them (renamed or not) makes its local name worth following."""
+    pieces = _literals([p.rpartition(":")[0] for p in options.extra_pickling_sinks]
+                       + list(options.pipeline_stages) + list(options.cast_helpers))
+    return _words(pieces or [])
+
+
+def _words(words: list[str], whole: bool = False) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(w) for w in words) or r"(?!)"
+    return re.compile(rf"\b(?:{alternatives})\b" if whole else alternatives)
+
+
+Predicate = Callable[[str, bool], bool]  # (unit text, may hold a local callable) -> bool
+
+
+def _f32_any(text: str, local: bool) -> bool:
+    return _f32(text)
+
+
+@functools.lru_cache(maxsize=32)
+def narrow_triggers(codes: tuple[str, ...], options) -> dict[str, Predicate] | None:
+    """A predicate per rule code: False means no finding of that rule can lie in a unit
+    with this text. None when some rule has no narrow trigger (parse whole files)."""
+    out: dict[str, Predicate] = {}
+    for code in codes:
+        predicate = _narrow_trigger(code, options)
+        if predicate is None:
+            return None
+        out[code] = predicate
+    return out
+
+
+# Literal tests first: `in` scans far faster than a regex without a literal prefix.
+def _f32(text: str) -> bool:
+    """Whether the text may spell float32 (dtypes.dtype_name): float32, `.single`,
+    "single", or torch's `.float` attribute (whitespace may follow the dot)."""
+    if "float32" in text or ("import" in text and _BARE_IMPORT.search(text)):
+        return True
+    return ("single" in text and _after_dot_or_quote(text, _SINGLE, "'\"")) or (
+        "float" in text and _after_dot_or_quote(text, _FLOAT_ATTR, ""))
+
+
+def _after_dot_or_quote(text: str, word: re.Pattern[str], quotes: str) -> bool:
+    """Whether ``word`` occurs as an attribute (after a dot and optional whitespace)
+    or right after one of ``quotes``."""
+    for match in word.finditer(text):
+        before = match.start() - 1
+        if before >= 0 and text[before] in quotes:
+            return True
+        while before >= 0 and text[before] in " \t\n\\":
+            before -= 1
+        if before >= 0 and text[before] == ".":
+            return True
+    return False
+
+
+def _cast_call(text: str) -> bool:
+    if "." not in text or "(" not in text:
+        return False
+    if ("float" in text or "half" in text or "double" in text) and _CAST_METHOD.search(text):
+        return True
+    # names_dtype accepts any spelling of "dtype" in the argument, in any case.
+    return bool(_TYPE_CAST.search(text) and _DTYPE_WORD.search(text.lower()))
+
+
+def _narrow_trigger(code: str, options) -> Predicate | None:
+    if code == "DTL101":
+        names = options.compute_dtype_names
+        return lambda t, lc: _f32(t) and any(name in t for name in names)
+    if code in ("DTL102", "DTL104"):
+        return _f32_any
+    if code == "DTL103":
+        return lambda t, lc: _f32(t) and ("forward" in t or "__call__" in t)
+    if code == "DTL201":
+        sinks = _literals(p.rpartition(":")[0] for p in options.extra_pickling_sinks)
+        if sinks is None:
+            return None
+        extra = _words(sinks)
+        return lambda t, lc: lc and bool(_SINKS.search(t) or extra.search(t))
+    if code == "DTL202":
+        return lambda t, lc: lc and "DataLoader" in t
+    if code == "DTL203":
+        keywords = _words([p.rpartition(":")[2] for p in options.wrapper_transforms])
+        return lambda t, lc: lc and bool(keywords.search(t))
+    if code == "DTL204":
+        stages = _literals(options.pipeline_stages)
+        if stages is None:
+            return None
+        owners = _words(["Dataset", *stages])
+        return lambda t, lc: ((lc or "forward" in t) and bool(_ATTR_STORE.search(t))) or (lc and bool(owners.search(t)))
+    if code == "DTL301":
+        return lambda t, lc: bool(_TREE_MAP.search(t))
+    if code == "DTL302":
+        return lambda t, lc: "items" in t and bool(_ITEMS.search(t)) and _cast_call(t)
+    if code == "DTL303":
+        helpers = _literals(options.cast_helpers)
+        if helpers is None:
+            return None
+        named = _words(helpers)
+        return lambda t, lc: _cast_call(t) or bool(named.search(t))
+    if code == "DTL304":
+        return lambda t, lc: "tree_" in t
+    return None
+
+
+def reduce_source(text: str, codes: Iterable[str], options) -> Reduced | None:
+    """The part of ``text`` to parse; ``Reduced("", ())`` when nothing can be found,
+    None when the whole file must be parsed."""
+    triggers = narrow_triggers(tuple(codes), options)
+    if triggers is None or "\r" in text:
+        return None
+    try:
+        # Also for files with nothing to find: one that does not parse is reported
+        # whether or not the prefilter is on.
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # LibCST reports the error in its own words
+    if not any(p(text, True) for p in triggers.values()):
+        return Reduced("", ())
+    return _Planner(tree, text.split("\n"), triggers, _import_words(options)).reduce()
+
+
+_DEF_NAME = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
+_NESTED_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
+# Values whose binding a rule follows by name (pools, process contexts, callables that
+# cannot be pickled); dtypes are resolved through imports only.
+_BOUND_VALUE = re.compile(r"lambda|partial|Pool|Process|get_context|spawn")
+# A bare name that means a dtype once imported from a framework (`from torch import float`).
+_BARE_DTYPES = frozenset({"float", "single", "half", "double"})
+
+
+class _Planner:
+    def __init__(self, tree: ast.Module, lines: list[str], triggers: dict[str, Predicate],
+                 import_words: re.Pattern[str]) -> None:
+        self.lines = lines
+        self.triggers = triggers
+        self.codes: set[str] = set()
+        self.units = _units(tree.body)
+        # The leaves: each unit, or for a top-level class with a body of its own, each
+        # member (cut the same way); key (unit index, member index or -1).
+        self.leaves: list[tuple[tuple[int, int], Unit]] = []
+        self.members: dict[int, list[Unit]] = {}
+        for index, unit in enumerate(self.units):
+            node = unit.node
+            if isinstance(node, ast.ClassDef) and _body_on_own_lines(node, lines):
+                self.members[index] = _units(node.body)
+                self.leaves.extend(((index, i), m) for i, m in enumerate(self.members[index]))
+            else:
+                self.leaves.append(((index, -1), unit))
+        self.texts = ["\n".join(lines[leaf.start - 1:leaf.end]) for _, leaf in self.leaves]
+        self.binds = [
+            set(_DEF_NAME.findall(text)) if leaf.is_function else _binds(leaf)
+            for (_, leaf), text in zip(self.leaves, self.texts)
+        ]
+        self._mentions: dict[int, set[str]] = {}
+        # A textual test is enough here (a tainted name in a string only keeps more).
+        tainted = self._taint(import_words)
+        self.tainted_words = _words(sorted(tainted), whole=True) if tainted else None
+
+    def mentions(self, position: int) -> set[str]:
+        """The names a leaf reads or binds (not attribute names): what it may look up."""
+        if position not in self._mentions:
+            nodes = self.leaves[position][1].nodes
+            self._mentions[position] = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+        return self._mentions[position]
+
+    def reduce(self) -> Reduced:
+        keep: set[tuple[int, int]] = set()
+        headers: set[int] = set()
+        needed: set[str] = set()
+        for position, (key, leaf) in enumerate(self.leaves):
+            matched = self.matches(position, leaf)
+            self.codes |= matched
+            if matched:
+                self._keep(position, key, keep, headers, needed)
+        # Context: every leaf binding a needed name, until no new name is needed.
+        done: set[str] = set()
+        while needed - done:
+            names = needed - done
+            done |= names
+            for position, (key, _) in enumerate(self.leaves):
+                if key not in keep and self.binds[position] & names:
+                    self._keep(position, key, keep, headers, needed)
+            for index in self.members:
+                if index not in headers and self.units[index].node.name in names:  # type: ignore[union-attr]
+                    self._header(index, headers, needed)
+        return self._assemble(keep, headers)
+
+    def _keep(self, position: int, key: tuple[int, int], keep: set, headers: set[int], needed: set[str]) -> None:
+        keep.add(key)
+        needed |= self.mentions(position)
+        index, member = key
+        if member >= 0 and index not in headers:
+            self._header(index, headers, needed)
+
+    def _header(self, index: int, headers: set[int], needed: set[str]) -> None:
+        """Keep the header of a split class (its bases decide what kind of class it is)."""
+        headers.add(index)
+        node = self.units[index].node
+        assert isinstance(node, ast.ClassDef)
+        parts: list[ast.AST] = [*node.bases, *node.keywords, *node.decorator_list]
+        needed |= {n.id for part in parts for n in ast.walk(part) if isinstance(n, ast.Name)}
+
+    def matches(self, position: int, unit: Unit) -> set[str]:
+        """The rules that may find something in the unit."""
+        text = self.texts[position]
+        node = unit.node
+        body_line = unit.start
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body_line = node.body[0].lineno
+            if _docstring(node):
+                # A docstring full of dtype words is not code; skip its lines when matching.
+                doc = node.body[0]
+                body_line = doc.end_lineno + 1
+                text = "\n".join(self.lines[unit.start - 1:doc.lineno - 1] + self.lines[doc.end_lineno:unit.end])
+        body = "\n".join(self.lines[body_line - 1:unit.end]) if unit.is_function else text
+        local = "lambda" in text or "partial" in text or (
+            unit.is_function and ("def " in body or "class " in body) and bool(_NESTED_DEF.search(body)))
+        matched = {code for code, predicate in self.triggers.items() if predicate(text, local)}
+        if not matched and self.tainted_words and self.tainted_words.search(self.texts[position]):
+            matched = set(self.triggers)  # reached through an alias: any rule may need it
+        return matched
+
+    def _taint(self, import_words: re.Pattern[str]) -> set[str]:
+        """Names through which a unit can reach a rule's trigger without spelling it:
+        import aliases of trigger words, bindings outside functions whose value a rule
+        follows by name, dataset classes, and names bound from those, to a fixpoint."""
+        tainted: set[str] = set()
+        follow: list[tuple[set[str], set[str]]] = []  # (bound names, names in the value)
+        roots = [leaf.nodes for _, leaf in self.leaves if not leaf.is_function]
+        roots += [(self.units[index].node,) for index in self.members]  # split classes' headers
+        for nodes in roots:
+            for node in _outside_functions(nodes):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    module = getattr(node, "module", None) or ""
+                    for alias in node.names:
+                        qualified = f"{module}.{alias.name}" if module else alias.name
+                        local = alias.asname or alias.name.split(".")[0]
+                        renamed = local != qualified.rsplit(".", 1)[-1] or local in _BARE_DTYPES
+                        if (renamed and _TAINT.search(qualified)) or import_words.search(qualified):
+                            tainted.add(local)
+                elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                    if _BOUND_VALUE.search("\n".join(self.lines[node.lineno - 1:node.end_lineno])):
+                        tainted |= bound
+                    follow.append((bound, {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}))
+                elif isinstance(node, ast.ClassDef):
+                    header = {n.id for part in node.bases for n in ast.walk(part) if isinstance(n, ast.Name)}
+                    if any("Dataset" in ast.unparse(b) for b in node.bases):
+                        tainted.add(node.name)
+                    follow.append(({node.name}, header))
+        changed = bool(tainted)
+        while changed:
+            changed = False
+            for bound, mentions in follow:
+                if not bound <= tainted and mentions & tainted:
+                    tainted |= bound
+                    changed = True
+        return tainted
+
+    def _assemble(self, keep: set[tuple[int, int]], headers: set[int]) -> Reduced:
+        out: list[str] = []
+        origin: list[int] = []
+
+        def copy(start: int, end: int) -> None:
+            out.extend(self.lines[start - 1:end])
+            origin.extend(range(start, end + 1))
+
+        for index, unit in enumerate(self.units):
+            if index in headers:
+                first = self.members[index][0].start
+                copy(unit.start, first - 1)
+                kept = [m for i, m in enumerate(self.members[index]) if (index, i) in keep]
+                for member in kept:
+                    copy(member.start, member.end)
+                if not kept:
+                    body = self.lines[first - 1]
+                    out.append(body[: len(body) - len(body.lstrip())] + "pass")
+                    origin.append(0)
+            elif (index, -1) in keep:
+                copy(unit.start, unit.end)
+        if not out:
+            return Reduced("", ())
+        return Reduced("\n".join(out) + "\n", tuple(origin), frozenset(self.codes))
+
+
+def _outside_functions(nodes: tuple[ast.AST, ...]) -> Iterator[ast.AST]:
+    """Statements (and class definitions) not inside a function, at any depth."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.expr)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _body_on_own_lines(node: ast.ClassDef, lines: list[str]) -> bool:
+    """Whether the class body starts on a line of its own, so the header is whole lines."""
+    first = node.body[0]
+    start = _header_start(first)
+    if start <= node.lineno:
+        return False
+    return not lines[start - 1].encode("utf-8")[: first.col_offset if start == first.lineno else 0].strip()
+
+
+def _header_start(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", ())
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def _units(body: list[ast.stmt]) -> list[Unit]:
+    """Statements as units of whole lines; statements sharing a line are one unit."""
+    units: list[Unit] = []
+    for stmt in body:
+        start, end = _header_start(stmt), stmt.end_lineno or stmt.lineno
+        is_function = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if units and start <= units[-1].end:
+            last = units[-1]
+            units[-1] = Unit(last.start, max(end, last.end), None, last.nodes + (stmt,),
+                             last.is_function or is_function)
+        else:
+            units.append(Unit(start, end, stmt, (stmt,), is_function))
+    return units
+
+
+def _docstring(node: ast.AST) -> bool:
+    body = getattr(node, "body", None)
+    return bool(
+        body and len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    )
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _binds(unit: Unit) -> set[str]:
+    """Names the unit binds where FileContext keeps them for the rest of the file: every
+    function and class name at any depth, and imports and assignments outside functions."""
+    names: set[str] = set()
+    for node in _outside_functions(unit.nodes):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.update(n.name for n in ast.walk(node) if isinstance(n, _DEFINITIONS))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.withitem)):
+            targets = node.targets if isinstance(node, ast.Assign) else [
+                node.optional_vars if isinstance(node, ast.withitem) else node.target]
+            names.update(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names

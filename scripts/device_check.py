@@ -1,0 +1,164 @@
+"""Exercise dtype_lint.runtime on whatever accelerator this machine has, in one run.
+
+Prints the device report, then for every torch and JAX device: the measured matmul
+precision under each precision setting (TF32 on/off, autocast, JAX default matmul
+precision), and runs the guard, the tree check and the pickling check on a small
+model placed on that device. Each step prints PASS/FAIL with its numbers; the exit
+status is the number of failed steps. Meant to finish well under 5 minutes.
+
+Run: ``python scripts/device_check.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+import traceback
+from collections.abc import Callable
+
+from dtype_lint.runtime import (
+    assert_tree_dtypes,
+    check_picklable,
+    check_tree,
+    device_report,
+    format_report,
+    guard,
+    matmul_precision,
+)
+
+FAILURES: list[str] = []
+
+
+def step(name: str, body: Callable[[], str]) -> None:
+    start = time.perf_counter()
+    try:
+        detail = body()
+        print(f"PASS {name} ({time.perf_counter() - start:.2f}s): {detail}")
+    except Exception:
+        FAILURES.append(name)
+        print(f"FAIL {name}:\n{traceback.format_exc()}")
+
+
+def _bits(result) -> str:
+    return f"input {result.input_bits}, accumulator {result.accumulator_bits}"
+
+
+def torch_checks() -> None:
+    import torch
+
+    devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    for device in devices:
+        kind = device.split(":")[0]
+
+        def precisions(device=device, kind=kind) -> str:
+            lines = []
+            previous = torch.get_float32_matmul_precision()
+            try:
+                for setting in ("highest", "high", "medium"):
+                    torch.set_float32_matmul_precision(setting)
+                    lines.append(f"f32[{setting}] {_bits(matmul_precision('float32', 'torch', device))}")
+            finally:
+                torch.set_float32_matmul_precision(previous)
+            for dtype in ("bfloat16", "float16"):
+                lines.append(f"{dtype} {_bits(matmul_precision(dtype, 'torch', device))}")
+                with torch.autocast(kind, dtype=getattr(torch, dtype)):
+                    lines.append(f"f32 under autocast({dtype}) "
+                                 f"{_bits(matmul_precision('float32', 'torch', device))}")
+            return "; ".join(lines)
+
+        step(f"torch {device} matmul precision", precisions)
+
+        def guarded(device=device, kind=kind) -> str:
+            class Residual(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(64, 64)
+
+                def forward(self, x):
+                    return x + self.fc(x)
+
+            model = torch.nn.Sequential(Residual(), torch.nn.LayerNorm(64), torch.nn.Linear(64, 8)).to(device)
+            x = torch.randn(16, 64, device=device)
+            with guard(model, "mixed_bfloat16", on_violation="record") as g:
+                with torch.autocast(kind, dtype=torch.bfloat16):
+                    model(x)
+            codes = sorted({(v.code, v.module_path) for v in g.violations})
+            assert ("DTL193", "(root)") in codes, codes
+            assert all(not m._forward_hooks for m in model.modules())
+            assert check_tree(model, "float32") == []
+            assert len(check_tree(model.to(torch.bfloat16), "float32")) == 6
+            return f"violations {codes}"
+
+        step(f"torch {device} guard + check_tree", guarded)
+
+    def pickling() -> str:
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+        model.act = lambda x: x
+        problems = check_picklable(model, "model")
+        assert [p.path for p in problems] == ["model.act"], problems
+        return str(problems[0])
+
+    step("torch check_picklable", pickling)
+
+
+def jax_checks() -> None:
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+
+    devices = []
+    for backend in ("cpu", "gpu", "tpu"):
+        try:
+            devices += [f"{backend}:{i}" for i in range(len(jax.devices(backend)))]
+        except RuntimeError:
+            pass
+    for device in devices:
+        def precisions(device=device) -> str:
+            lines = []
+            for setting in ("default", "bfloat16", "tensorfloat32", "float32", "highest"):
+                with jax.default_matmul_precision(setting):
+                    lines.append(f"f32[{setting}] {_bits(matmul_precision('float32', 'jax', device))}")
+            for dtype in ("bfloat16", "float16"):
+                lines.append(f"{dtype} {_bits(matmul_precision(dtype, 'jax', device))}")
+            return "; ".join(lines)
+
+        step(f"jax {device} matmul precision", precisions)
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = nn.Dense(32, dtype=jnp.bfloat16)(x)
+            return nn.LayerNorm()(x)
+
+    def flax_guard() -> str:
+        model = Block()
+        x = jnp.ones((4, 16), jnp.bfloat16)
+        variables = model.init(jax.random.key(0), x)
+        with guard(model, "mixed_bfloat16", on_violation="record") as g:
+            jax.jit(model.apply)(variables, x)
+        codes = sorted({(v.code, v.module_path) for v in g.violations})
+        assert ("DTL191", "LayerNorm_0") in codes, codes
+        recast = jax.tree.map(lambda p: p.astype(jnp.bfloat16), variables)
+        assert len(check_tree(recast, "float32")) == 4
+        assert_tree_dtypes(variables, "float32")
+        return f"default backend {jax.default_backend()}; violations {codes}"
+
+    step("flax guard under jit + check_tree", flax_guard)
+
+
+def main() -> int:
+    start = time.perf_counter()
+    report_text = format_report(device_report())
+    print(report_text)
+    if importlib.util.find_spec("torch") is not None:
+        torch_checks()
+    if importlib.util.find_spec("flax") is not None:
+        jax_checks()
+    print(f"\n{len(FAILURES)} failed step(s) in {time.perf_counter() - start:.1f}s"
+          + (f": {', '.join(FAILURES)}" if FAILURES else ""))
+    return len(FAILURES)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

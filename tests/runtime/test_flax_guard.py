@@ -1,0 +1,144 @@
+"""guard() on real Flax models on the CPU, eagerly and under jax.jit."""
+
+import pytest
+
+from dtype_lint.runtime import DTypeViolationError, guard
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+nn = pytest.importorskip("flax.linen")
+from flax.linen import module as flax_module  # noqa: E402
+
+BF16 = jnp.bfloat16
+
+
+def _codes(g):
+    return sorted((v.code, v.module_path) for v in g.violations)
+
+
+def _bf16(tree):
+    return jax.tree.map(lambda p: p.astype(BF16), tree)
+
+
+class NormBlock(nn.Module):
+    norm_dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.Dense(8, dtype=BF16)(x)
+        x = nn.LayerNorm(dtype=self.norm_dtype)(x)
+        return nn.Dense(4, dtype=BF16)(x).astype(jnp.float32)
+
+
+X = jnp.ones((2, 8), BF16)
+
+
+def test_layernorm_with_unset_dtype_widens_DTL191():
+    model = NormBlock()
+    variables = model.init(jax.random.key(0), X)
+    # What flax really does: bf16 in, float32 params, dtype=None -> float32 out.
+    assert nn.LayerNorm().apply({"params": variables["params"]["LayerNorm_0"]}, X).dtype == jnp.float32
+    with guard(model, "mixed_bfloat16", on_violation="record") as g:
+        jax.jit(model.apply)(variables, X)
+    assert _codes(g) == [("DTL191", "LayerNorm_0")]
+    assert g.violations[0].message == "LayerNorm returned float32 activations, policy.compute is bfloat16"
+
+
+def test_correct_model_is_silent():
+    model = NormBlock(norm_dtype=BF16)
+    variables = model.init(jax.random.key(0), X)
+    with guard(model, "mixed_bfloat16") as g:
+        out = model.apply(variables, X)
+    assert out.dtype == jnp.float32 and g.violations == []
+
+
+class F32Dense(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(4, dtype=jnp.float32)(x).astype(BF16)
+
+
+def test_recast_params_with_dtype_set_DTL393_and_widening_DTL192():
+    model = F32Dense()
+    recast = _bf16(model.init(jax.random.key(0), X))
+    with guard(model, "bfloat16", on_violation="record") as g:
+        model.apply(recast, X)
+    assert _codes(g) == [("DTL192", "Dense_0"), ("DTL393", "Dense_0")]
+    assert ("'bias', 'kernel' recast to bfloat16 (param_dtype=float32) cannot take effect: "
+            "Dense.dtype=float32 sets the compute dtype") in [v.message for v in g.violations]
+    # The recast really had no effect on the computation: the Dense still returns float32.
+    assert nn.Dense(4, dtype=jnp.float32).apply({"params": recast["params"]["Dense_0"]}, X).dtype == jnp.float32
+
+
+class PlainDense(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(4)(x)
+
+
+def test_recast_params_bypassing_param_dtype_DTL392_DTL391():
+    model = PlainDense()
+    recast = _bf16(model.init(jax.random.key(0), X))
+    with guard(model, "mixed_bfloat16", on_violation="record") as g:
+        out = jax.jit(model.apply)(recast, X)
+    assert out.dtype == BF16
+    assert _codes(g) == [("DTL193", "(root)"), ("DTL391", "Dense_0"), ("DTL392", "Dense_0")]
+    assert ("'bias', 'kernel' are bfloat16 but Dense.param_dtype is float32: recast outside the "
+            "module's configuration") in [v.message for v in g.violations]
+
+
+class LeaveAsComputed(nn.Module):
+    """A wrapper that returns whatever its bf16 layer computed."""
+
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(4, dtype=BF16, param_dtype=BF16)(x)
+
+
+def test_output_conventions_on_flax():
+    model = LeaveAsComputed()
+    variables = model.init(jax.random.key(0), X)
+    for output, x, expected in [("input", X, []), ("input", X.astype(jnp.float32), [("DTL193", "(root)")]),
+                                ("default", X, [("DTL193", "(root)")]), ("compute", X, [])]:
+        with guard(model, f"p=bf16,c=bf16,o={output}", on_violation="record") as g:
+            model.apply(variables, x)
+        assert _codes(g) == expected, output
+
+
+def test_jit_checks_at_trace_time_only():
+    model = NormBlock()
+    variables = model.init(jax.random.key(0), X)
+    apply = jax.jit(model.apply)
+    with guard(model, "mixed_bfloat16", on_violation="record") as g:
+        apply(variables, X)
+        apply(variables, X)  # cached: not traced again
+    assert g._recorder.count(g.violations[0]) == 1
+
+
+def test_raise_under_jit_and_nothing_left_installed():
+    model = NormBlock()
+    variables = model.init(jax.random.key(0), X)
+    with pytest.raises(DTypeViolationError, match="DTL191 LayerNorm_0"):
+        with guard(model, "mixed_bfloat16"):
+            jax.jit(model.apply)(variables, X)
+    assert len(flax_module._global_interceptor_stack) == 0
+    with pytest.raises(ZeroDivisionError):
+        with guard(model, "mixed_bfloat16", on_violation="record"):
+            assert len(flax_module._global_interceptor_stack) == 1
+            1 / 0
+    assert len(flax_module._global_interceptor_stack) == 0
+
+
+def test_other_models_pass_through():
+    watched, other = PlainDense(), F32Dense()
+    recast = _bf16(other.init(jax.random.key(0), X))
+    with guard(watched, "bfloat16", on_violation="record") as g:
+        other.apply(recast, X)
+    assert g.violations == []
+
+
+def test_init_is_checked_too():
+    model = NormBlock()
+    with guard(model, "mixed_bfloat16", on_violation="record") as g:
+        model.init(jax.random.key(0), X)
+    assert _codes(g) == [("DTL191", "LayerNorm_0")]

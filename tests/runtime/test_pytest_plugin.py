@@ -1,0 +1,130 @@
+"""The pytest plugin, run for real in pytester sessions."""
+
+from importlib.metadata import entry_points
+
+import pytest
+
+pytest.importorskip("torch")
+
+# Here rather than in tests/runtime/conftest.py: pytest refuses pytest_plugins in a
+# non-top-level conftest, and a second conftest.py would shadow tests/conftest.py,
+# which other test modules import by name.
+pytest_plugins = ["pytester"]
+
+# Once the package is installed, pytest loads the plugin through its pytest11 entry
+# point; before that (a bare checkout), the inner sessions load it with -p.
+_INSTALLED = any(ep.value == "dtype_lint.pytest_plugin" for ep in entry_points(group="pytest11"))
+# Unrelated plugins are blocked: hypothesis' summary alone costs seconds per run.
+PLUGIN = ("-p", "no:hypothesispytest", "-p", "no:benchmark",
+          *(() if _INSTALLED else ("-p", "dtype_lint.pytest_plugin")))
+
+MODELS = '''
+import pytest
+import torch
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return self.weight * x.float()
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = RMSNorm()
+
+    def forward(self, x):
+        return self.norm(x).to(x.dtype)
+'''
+
+
+def _write(pytester, body):
+    pytester.makepyfile(test_models=MODELS + body)
+
+
+BODY = '''
+@pytest.mark.dtype_policy("bfloat16")
+def test_widening(dtype_guard):
+    model = Block().to(torch.bfloat16)
+    g = dtype_guard(model)
+    model(torch.ones(2, 4, dtype=torch.bfloat16))
+    assert [v.code for v in g.violations] == ["DTL192"]
+
+@pytest.mark.dtype_policy("float32")
+def test_clean(dtype_guard):
+    model = torch.nn.Linear(4, 4)
+    g = dtype_guard(model)
+    model(torch.ones(2, 4))
+    assert g.violations == []
+'''
+
+
+def test_default_mode_records_and_summarises(pytester):
+    _write(pytester, BODY)
+    # --strict-markers: the plugin's markers are registered.
+    result = pytester.runpytest(*PLUGIN, "--strict-markers")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([
+        "*= dtype-lint runtime violations =*",
+        "norm:",
+        "  DTL192 RMSNorm returned float32 from inputs bfloat16 and params bfloat16  "
+        "[test_models.py::test_widening]",
+    ])
+
+
+def test_raise_mode_fails_the_test_and_warn_mode_warns(pytester):
+    _write(pytester, BODY)
+    result = pytester.runpytest(*PLUGIN, "--dtype-guard=raise")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*DTypeViolationError*DTL192 norm*"])
+    result = pytester.runpytest(*PLUGIN, "--dtype-guard=warn", "-W", "always")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*DTypeGuardWarning: DTL192 norm*"])
+
+
+def test_guards_are_closed_at_teardown_and_policy_is_required(pytester):
+    _write(pytester, '''
+held = []
+
+@pytest.mark.dtype_policy("p=f32,c=f32,o=f32")
+def test_uses(dtype_guard):
+    model = torch.nn.Linear(4, 4)
+    held.append((model, dtype_guard(model)))
+    assert model._forward_hooks
+
+def test_after():
+    model, g = held[0]
+    assert not model._forward_hooks and not g.active
+
+def test_unmarked(dtype_guard):
+    dtype_guard(torch.nn.Linear(4, 4))
+
+def test_explicit_policy(dtype_guard):
+    assert dtype_guard(torch.nn.Linear(4, 4), policy="bf16").policy.compute == "bfloat16"
+''')
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*dtype_guard needs a policy*"])
+
+
+def test_min_matmul_bits_skips_or_fails_with_strict(pytester):
+    pytester.makepyfile(test_bits='''
+import pytest
+import torch
+
+@pytest.mark.min_matmul_bits(16)
+def test_needs_16_bits():
+    pass
+
+@pytest.mark.min_matmul_bits(8, dtype="bfloat16")
+def test_bf16_needs_8():
+    pass
+''')
+    # float32 keeps 23 bits on the CPU; bfloat16 keeps 7, below the 8 required.
+    result = pytester.runpytest(*PLUGIN, "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*torch bfloat16 matmul on cpu keeps 7 bits*test needs 8*"])
+    result = pytester.runpytest(*PLUGIN, "--dtype-strict")
+    result.assert_outcomes(passed=1, failed=1)

@@ -1,0 +1,208 @@
+"""The speed features change how much work a run does, never what it reports.
+
+Prefilter on and off, one process and two, cold and warm cache: the output must be the
+same, byte for byte. No timings are asserted here; benchmarks/speed.py measures them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, fixture_files
+from dtype_lint import runner
+from dtype_lint.config import Config
+from dtype_lint.engine import LintError, lint_source
+from dtype_lint.options import Options
+from dtype_lint.rules import RULES
+
+ALL = Config(select=("ALL",))
+
+
+def both_ways(text: str, rules=None, options: Options = Options()) -> tuple[list, list]:
+    """Findings (with their fixes, as JSON) with the prefilter on and off."""
+    rules = rules or ALL.rules()
+    got = []
+    for on in (True, False):
+        try:
+            got.append([f.as_json() for f in lint_source(text, "t.py", rules, options, use_prefilter=on)])
+        except LintError as exc:
+            got.append([str(exc)])
+    return got[0], got[1]
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_prefilter_keeps_every_fixture_finding(path):
+    on, off = both_ways(path.read_text(encoding="utf-8"))
+    assert on == off and on
+
+
+EXAMPLES = [(rule, code) for rule in RULES for code in rule.valid + tuple(e.code for e in rule.invalid)]
+
+
+@pytest.mark.parametrize(("rule", "code"), EXAMPLES, ids=lambda v: getattr(getattr(v, "doc", None), "code", ""))
+def test_prefilter_keeps_every_rule_example(rule, code):
+    assert both_ways(code, (rule,)) == both_ways(code, (rule,))[::-1]
+    on, off = both_ways(code)
+    assert on == off
+
+
+TRICKY = {
+    "alias of the dtype": "from torch import float32 as f32\n\n\ndef other():\n    pass\n\n\n"
+                          "def f(x, dtype=f32):\n    return x\n",
+    "alias of a module": "import jax\nimport jax.tree as jt\nimport jax.numpy as jnp\n\n"
+                         "params = jt.map(lambda x: x.astype(jnp.bfloat16), params)\n",
+    "bare float imported from torch": "from torch import float\n\n\ndef f(x, dtype=float):\n    return x\n",
+    "pool bound far away": "import multiprocessing as mp\nctx = mp.get_context('spawn')\npool = ctx.Pool(2)\n"
+                           "other = pool\n\n\ndef unrelated():\n    return 1\n\n\nother.imap(lambda x: x, [1])\n",
+    "multi-line strings at column 0": 'DOC = """\ndef f(x, dtype=torch.float32):\nclass A(nn.Module):\n"""\n'
+                                      "import torch\n\n\ndef g(x, dtype=torch.float32):\n    s = '''\n"
+                                      "def h(dtype=torch.float32): ...\n'''\n    return s\n",
+    "base class far away": "import torch\nimport torch.nn as nn\n\n\nclass Base(nn.Module):\n    pass\n\n\n"
+                           "def unrelated():\n    pass\n\n\nclass Layer(Base):\n    '''float32 in a docstring'''\n\n"
+                           "    size = 3\n\n    def setup(self):\n        pass\n\n"
+                           "    def forward(self, x):\n        return x + torch.zeros(3, dtype=torch.float32)\n",
+    "dataset class far away": "from torch.utils.data import Dataset\n\n\nclass Items(Dataset):\n    pass\n\n\n"
+                              "class MoreItems(Items):\n    pass\n\n\nds = MoreItems([1], lambda x: x)\n",
+    "cast helper by name": "import jax\nimport jax.numpy as jnp\n\n\ndef cast(x):\n    return x.astype(jnp.bfloat16)\n\n\n"
+                           "def unrelated():\n    pass\n\n\nparams = jax.tree_util.tree_map(cast, params)\n",
+    "local function sent to spawn": "import torch.multiprocessing as mp\n\n\ndef main():\n"
+                                    "    def worker(rank):\n        pass\n    mp.spawn(worker, nprocs=2)\n",
+    "lambda bound at module level": "import multiprocessing\nf = lambda: None\n\n\n"
+                                    "multiprocessing.Process(target=f).start()\n",
+    "shared lines and decorators": "import torch; import torch.nn as nn\n\n\nclass L(nn.Module):\n"
+                                   "    x = 1; y = 2\n\n    @staticmethod\n    @other\n"
+                                   "    def forward(x, dtype=torch.float32):\n        return x.to(torch.float32)\n",
+    "one-line class": "import torch\nclass C: dtype = torch.float32\nd = m.get(k, torch.float32)\n",
+    "noqa and fixes": "import jax\nimport torch\n\n\ndef unrelated():\n    pass\n\n\n"
+                      "def f(x, dtype=torch.float32):  # noqa: DTL101\n    return jax.tree_map(g, x)\n\n\n"
+                      "def g(x, dtype=torch.float32):\n    return x\n",
+    "unicode before columns": "import torch\n\n\ndef f(é, dtype=torch.float32, ü='ß'):\n    return é\n",
+    "crlf line ends": "import torch\r\n\r\n\r\ndef f(x, dtype=torch.float32):\r\n    return x\r\n",
+    "no final newline": "import torch\n\n\ndef f(x, dtype=torch.float32):\n    return x",
+    "syntax error elsewhere": "import torch\n\n\ndef f(x, dtype=torch.float32):\n    return x\n\n\ndef g(:\n    pass\n",
+    "nothing to find": "import os\n\n\ndef f(x):\n    return os.path.join(x, 'y')\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_prefilter_keeps_findings_in_tricky_files(name):
+    on, off = both_ways(TRICKY[name])
+    assert on == off
+
+
+def test_tricky_files_have_findings_to_keep():
+    # The synthetic files are only a test of the prefilter if they hold findings.
+    hazards = [n for n in TRICKY if n not in ("nothing to find", "syntax error elsewhere")]
+    for name in hazards:
+        on, _ = both_ways(TRICKY[name])
+        assert on, name
+
+
+def test_prefilter_skips_parsing_what_cannot_hold_a_finding(monkeypatch):
+    from dtype_lint import prefilter
+
+    reduced = prefilter.reduce_source(TRICKY["base class far away"], [r.doc.code for r in ALL.rules()], Options())
+    assert reduced is not None and "def unrelated" not in reduced.text and "def setup" not in reduced.text
+    assert "class Base(nn.Module)" in reduced.text and "def forward" in reduced.text
+    assert prefilter.reduce_source(TRICKY["nothing to find"], ["DTL101", "DTL201"], Options()).text == ""
+
+
+# -- the CLI: jobs and cache ---------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A project: every fixture, a file that does not parse, and a clean one."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for path in fixture_files():
+        shutil.copy(path, project / path.name)
+    (project / "broken.py").write_text("def f(:\n    pass\n")
+    (project / "clean.py").write_text("import os\n")
+    (project / "pyproject.toml").write_text('[tool.dtype-lint]\nextend-select = ["DTL304"]\n')
+    return project
+
+
+def check(cli, project: Path, *args: str):
+    result = cli("check", str(project), "--output-format", "json", *args, cwd=project)
+    return result.code, result.out, result.err
+
+
+def test_two_jobs_report_exactly_what_one_does(cli, tree):
+    one = check(cli, tree, "-j", "1", "--no-cache")
+    two = check(cli, tree, "-j", "2", "--no-cache")
+    assert one == two
+    code, out, err = two
+    assert code == 2 and "broken.py" in err and json.loads(out)  # the others are still linted
+
+
+def test_the_prefilter_flag_changes_nothing(cli, tree):
+    assert check(cli, tree, "--no-cache", "-j", "1") == check(cli, tree, "--no-cache", "-j", "1", "--no-prefilter")
+
+
+def test_a_warm_run_lints_nothing_and_reports_the_same(cli, tree, monkeypatch):
+    cold = check(cli, tree, "-j", "1")
+    cache = tree / ".dtype_lint_cache"
+    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
+    linted = []
+    real = runner.lint_path
+    monkeypatch.setattr(runner, "lint_path", lambda path, config: linted.append(path) or real(path, config))
+    assert check(cli, tree, "-j", "1") == cold
+    assert linted == [str(tree / "broken.py")]  # a file that does not parse is tried again
+
+
+def test_an_edited_file_is_linted_again(cli, tree):
+    check(cli, tree, "-j", "1")
+    target = tree / "dtl101_float32_dtype_default.py"
+    target.write_text(target.read_text() + "\n\ndef added(x, dtype=torch.float32): ...\n")
+    _, out, _ = check(cli, tree, "-j", "1")
+    last = len(target.read_text().splitlines())
+    assert any(f["path"].endswith(target.name) and f["line"] == last for f in json.loads(out))
+    assert check(cli, tree, "-j", "1") == check(cli, tree, "--no-cache")
+
+
+def test_a_config_change_relints_every_file(cli, tree):
+    _, before, _ = check(cli, tree, "-j", "1")
+    pyproject = tree / "pyproject.toml"
+    pyproject.write_text('[tool.dtype-lint]\nextend-select = ["DTL304"]\nignore = ["DTL1"]\n')
+    _, ignored, _ = check(cli, tree, "-j", "1")
+    assert ignored != before and not any(f["code"].startswith("DTL1") for f in json.loads(ignored))
+    pyproject.write_text('[tool.dtype-lint]\nextend-select = ["DTL304"]\n')
+    assert check(cli, tree, "-j", "1")[1] == before
+
+
+def test_a_corrupt_cache_entry_is_ignored(cli, tree):
+    cold = check(cli, tree, "-j", "1")
+    entries = [p for p in (tree / ".dtype_lint_cache").rglob("*.json")]
+    assert entries
+    for number, entry in enumerate(entries):
+        entry.write_bytes([b"", b"{not json", b'{"findings": [[1, 2]]}', b"[]", b"\xff\xfe"][number % 5])
+    assert check(cli, tree, "-j", "1") == cold
+    assert check(cli, tree, "-j", "1") == cold  # and the entries were rewritten
+
+
+def test_cache_dir_and_no_cache(cli, tree, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    first = check(cli, tree, "--cache-dir", str(elsewhere))
+    assert (elsewhere / ".gitignore").is_file() and not (tree / ".dtype_lint_cache").exists()
+    assert check(cli, tree, "--no-cache") == first
+    assert not (tree / ".dtype_lint_cache").exists()
+
+
+def test_fixes_from_a_warm_cache_are_applied(cli, tree):
+    check(cli, tree, "-j", "1", "--unsafe-fixes", "--diff")
+    check(cli, tree, "-j", "1")
+    target = tree / "dtl304_removed_jax_tree_alias.py"
+    before = target.read_text()
+    cli("check", str(target), "--fix", "--unsafe-fixes", cwd=tree)
+    assert target.read_text() != before
+    fresh = tree.parent / "fresh"
+    fresh.mkdir()
+    shutil.copy(FIXTURES / target.name, fresh / target.name)
+    shutil.copy(tree / "pyproject.toml", fresh / "pyproject.toml")
+    cli("check", str(fresh / target.name), "--fix", "--unsafe-fixes", "--no-cache", cwd=fresh)
+    assert target.read_text() == (fresh / target.name).read_text()
