@@ -3,9 +3,10 @@
     python benchmarks/speed.py                      # fetches the corpus, medium pair + whole
     python benchmarks/speed.py --corpus DIR --sets medium --repeat 3
 
-Prints one table: the median wall time of each row over ``--repeat`` runs (rows marked
-1 run once: they take minutes), its ratio to the bare parse of the same files, and
-the targets. The corpus (pinned wheels: transformers, diffusers, timm,
+Prints one table: the median wall time of each row over ``--repeat`` rounds (the rows
+that are compared run in turn within each round, so that the machine's load falls on
+them alike; rows marked "1 run" run once, they take minutes), the ratios measured in
+the same run, and the targets. The corpus (pinned wheels: transformers, diffusers, timm,
 pytorch-lightning, flax, optax, dm-haiku) is fetched by ``perf-corpus.sh`` into
 ``.bench-cache/perf-corpus`` unless ``--corpus`` names a copy; it is never copied into
 the repository. Every set is also linted with the prefilter off (``--no-prefilter``)
@@ -89,38 +90,54 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
 
     with tempfile.TemporaryDirectory() as tmp:
         results = os.path.join(tmp, "on.json")
-        parse = timed([sys.executable, "-c", BARE_PARSE, *files], repeat)
-        row("bare libcst.parse_module, 1 process (yardstick)", parse, "1", "")
-        cold = timed(lint + ["-j", "1", "--no-cache"], repeat, stdout=results)
-        row("dtype-lint check -j 1 --no-cache (cold)", cold, f"{cold / parse:.2f} × parse", "≤ 0.5 × parse")
-        peak = [0]
-        cold2 = timed(lint + ["-j", "2", "--no-cache"], repeat, peak=peak)
-        row("dtype-lint check -j 2 --no-cache (cold)", cold2, f"{cold2 / cold:.2f} × cold -j 1", "≤ 0.65")
         cache_dir = os.path.join(tmp, "cache")
         subprocess.run(lint + ["--cache-dir", cache_dir], stdout=subprocess.DEVNULL, check=True, cwd=tmp)
-        warm = timed(lint + ["--cache-dir", cache_dir], repeat)
+        flake8 = [sys.executable, "-m", "flake8", "--exit-zero", *dirs]
+        commands = {
+            "parse": ([sys.executable, "-c", BARE_PARSE, *files], None),
+            "cold": (lint + ["-j", "1", "--no-cache"], results),
+            "cold2": (lint + ["-j", "2", "--no-cache"], None),
+            "warm": (lint + ["--cache-dir", cache_dir], None),
+        }
+        if name == "medium":
+            commands["dtl"] = (flake8 + ["--select", "DTL"], None)
+            commands["e999"] = (flake8 + ["--select", "E999"], None)
+        peak = [0]
+        times = rounds(commands, repeat, peak_of="cold2", peak=peak)
+        parse, cold, cold2, warm = times["parse"], times["cold"], times["cold2"], times["warm"]
+        row("bare libcst.parse_module, 1 process (yardstick)", parse, "1", "")
+        row("dtype-lint check -j 1 --no-cache (cold)", cold, f"{cold / parse:.2f} × parse", "≤ 0.5 × parse")
+        row("dtype-lint check -j 2 --no-cache (cold)", cold2, f"{cold2 / cold:.2f} × cold -j 1", "≤ 0.65")
         row("dtype-lint check, warm cache", warm, f"{warm / cold:.3f} × cold -j 1", "≤ 0.05")
         row("peak RSS, dtype-lint -j 2 incl. workers", None, f"{peak[0] / 2**20:.0f} MB", "≤ 250 MB (whole)")
         if name != "medium":
             return _finish(rows, row, lint, tmp, results, parse, cold, lines)
-        flake8 = [sys.executable, "-m", "flake8", "--exit-zero", *dirs]
-        with_dtl = timed(flake8 + ["--select", "DTL"], repeat)
-        without = timed(flake8 + ["--select", "E999"], repeat)
+        with_dtl, without = times["dtl"], times["e999"]
         row("flake8 --select DTL", with_dtl, "", "")
         row("flake8 --select E999", without, "", "")
         row("flake8 plugin's own cost (DTL − E999)", with_dtl - without,
             f"{(with_dtl - without) / parse:.2f} × parse", "≤ 0.5 × parse")
+        ruff = anchors / "bin" / "ruff"
+        if ruff.exists():
+            rt = timed([str(ruff), "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", *dirs], repeat)
+            row("ruff check --select ALL --no-cache (anchor)", rt, f"{rt / parse:.2f} × parse", "")
         torchfix = anchors / "bin" / "torchfix"
         if torchfix.exists():
             tf = timed([str(torchfix), *dirs], 1)
             row("TorchFix CLI (anchor, 1 run)", tf, f"dtype-lint -j 1 {tf / cold:.1f}× faster", "≥ 20×")
         else:
             row("TorchFix CLI (anchor)", None, "not installed", "")
-        ruff = anchors / "bin" / "ruff"
-        if ruff.exists():
-            rt = timed([str(ruff), "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", *dirs], repeat)
-            row("ruff check --select ALL --no-cache (anchor)", rt, f"{rt / parse:.2f} × parse", "")
         return _finish(rows, row, lint, tmp, results, parse, cold, lines)
+
+
+def rounds(commands: dict, repeat: int, peak_of: str, peak: list[int]) -> dict[str, float]:
+    """Median time of each command, running them in turn round after round, so that a
+    change in the machine's load falls on every row alike (the ratios are what count)."""
+    samples: dict[str, list[float]] = {key: [] for key in commands}
+    for _ in range(repeat):
+        for key, (command, stdout) in commands.items():
+            samples[key].append(timed(command, 1, stdout=stdout, peak=peak if key == peak_of else None))
+    return {key: statistics.median(values) for key, values in samples.items()}
 
 
 def _finish(rows, row, lint, tmp, results, parse, cold, lines) -> tuple[list, bool]:

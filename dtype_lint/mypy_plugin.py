@@ -14,6 +14,8 @@ How it works (see docs/mypy.md):
   dataclasses, and everything is reported into mypy's error list for that file. Cached
   files are not rechecked, and mypy replays their cached errors, plugin errors included.
 * Any exception in the plugin becomes one note naming it, never a traceback.
+  ``DTYPE_LINT_MYPY_TEST_CRASH=1`` in the environment makes every hook raise: a switch
+  for the test of that, not for use.
 """
 
 from __future__ import annotations
@@ -32,27 +34,59 @@ from mypy.options import Options as MypyOptions
 from mypy.plugin import FunctionContext, MethodContext, Plugin
 from mypy.types import Type
 
-from dtype_lint.config import Config, ConfigError, find_pyproject, load_config
-from dtype_lint.engine import LintError, Source, applicable_rules, lint_source
 from dtype_lint.finding import Finding
 from dtype_lint.mypy import typeaware
-from dtype_lint.rules import RULES
+
+# The configuration, the engine and the rules import LibCST (about half a second): they are
+# imported when the first file of the user's is checked, never in a mypy run that only
+# reads its cache.
 
 # Lines as the engine counts them: LibCST ends lines at \n, \r\n or \r only.
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_RULE_MODULE = re.compile(r"^dtl(\d{3})_(\w+)\.py$")
+
+
+def _rule_codes() -> dict[str, str]:
+    """Every rule's code and name, from the rule modules' file names (``dtl303_module_recast.py``)
+    rather than by importing the rules; the rules themselves where that finds none."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    codes = {f"DTL{m[1]}": m[2].replace("_", "-") for m in map(_RULE_MODULE.match, names) if m}
+    if not codes:
+        from dtype_lint.rules import RULES
+
+        codes = {rule.doc.code: rule.doc.name for rule in RULES}
+    return codes
+
 
 # One mypy error code per rule, spelled as the CLI code, so that
-# `# type: ignore[DTL303]` and `--disable-error-code DTL303` name exactly one rule.
-ERROR_CODES = {rule.doc.code: ErrorCode(rule.doc.code, rule.doc.summary, "dtype-lint") for rule in RULES}
+# `# type: ignore[DTL303]` and `--disable-error-code DTL303` name exactly one rule. mypy
+# checks --disable-error-code against the codes registered when the plugin is loaded.
+ERROR_CODES = {code: ErrorCode(code, name, "dtype-lint") for code, name in _rule_codes().items()}
+
+
+def _error_code(code: str) -> ErrorCode:
+    if code not in ERROR_CODES:
+        ERROR_CODES[code] = ErrorCode(code, code, "dtype-lint")
+    return ERROR_CODES[code]
+
 
 # The LibCST rule's DTL303 reasons that come from cast helpers, which stay the engine's:
 # every cast-method DTL303 is the type-aware hook's.
 _HELPER_REASON = "() casts it whole)"
-_METHOD_HOOKS = typeaware.CAST_METHODS | typeaware.TYPE_CAST_METHODS | typeaware.POOL_METHODS | typeaware.EXECUTOR_METHODS
+# Test hook: set, every hook of the plugin raises (tests/mypy checks the crash handling).
+TEST_CRASH_VARIABLE = "DTYPE_LINT_MYPY_TEST_CRASH"
+_METHOD_HOOKS = (typeaware.CAST_METHODS | typeaware.TYPE_CAST_METHODS | typeaware.POOL_METHODS
+                 | typeaware.EXECUTOR_METHODS)
 
 
 @functools.lru_cache(maxsize=64)
-def _config_for(folder: str) -> Config:
+def _config_for(folder: str):  # -> dtype_lint.config.Config
+    from dtype_lint.config import Config, ConfigError, find_pyproject, load_config
+
     try:
         return load_config(find_pyproject([folder]))
     except ConfigError:
@@ -68,6 +102,8 @@ class DtypeLintPlugin(Plugin):
         self._local: dict[str, typeaware.LocalCallables] = {}
         self._errors: Errors | None = None
         self._crashed = False
+        self._searched = False  # whether _find_errors ran (at most once per run)
+        self._test_crash = bool(os.environ.get(TEST_CRASH_VARIABLE))
 
     # -- hooks ---------------------------------------------------------------------
 
@@ -88,9 +124,10 @@ class DtypeLintPlugin(Plugin):
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
         try:
+            self._maybe_test_crash()
             self._finish(file)
         except Exception as exc:
-            self._internal_error(file.path, exc)
+            self._internal_error(file.path, exc, file)
         return set()
 
     # -- type-aware checks -----------------------------------------------------------
@@ -98,6 +135,7 @@ class DtypeLintPlugin(Plugin):
     def _method_call(self, method: str, ctx: MethodContext) -> Type:
         try:
             path = self._checked_path(ctx)
+            self._maybe_test_crash()
             if path is not None:
                 if method in typeaware.CAST_METHODS or method in typeaware.TYPE_CAST_METHODS:
                     if self._enabled(path, "DTL303"):
@@ -114,6 +152,7 @@ class DtypeLintPlugin(Plugin):
     def _context_pool(self, ctx: MethodContext) -> Type:
         try:
             path = self._checked_path(ctx)
+            self._maybe_test_crash()
             if path is not None and self._enabled(path, "DTL201"):
                 self._record(path, typeaware.sink_call(ctx, "initializer", 2, "the pool's initializer",
                                                        self._locals(path, ctx)))
@@ -124,6 +163,7 @@ class DtypeLintPlugin(Plugin):
     def _sink_function(self, fullname: str, ctx: FunctionContext) -> Type:
         try:
             path = self._checked_path(ctx)
+            self._maybe_test_crash()
             if path is not None and self._enabled(path, "DTL201"):
                 keyword, sink = typeaware.SINK_FUNCTIONS[fullname]
                 position = 0 if keyword == "fn" else None
@@ -135,6 +175,7 @@ class DtypeLintPlugin(Plugin):
     def _dataloader(self, ctx: FunctionContext) -> Type:
         try:
             path = self._checked_path(ctx)
+            self._maybe_test_crash()
             if path is not None and self._enabled(path, "DTL202"):
                 self._record(path, typeaware.dataloader_call(ctx, self._locals(path, ctx)))
         except Exception as exc:
@@ -170,8 +211,13 @@ class DtypeLintPlugin(Plugin):
         path = file.path
         hits = self._hits.pop(path, {})
         local = self._local.pop(path, None)
-        if path.endswith(".pyi") or (self._errors is not None and path in self._errors.ignored_files):
+        if path.endswith(".pyi"):
             return
+        errors = self._errors_for(file)
+        if errors is None or path in errors.ignored_files:
+            return
+        from dtype_lint.engine import LintError, applicable_rules, lint_source
+
         config = _config_for(os.path.dirname(os.path.abspath(path)))
         rules = config.rules_for(path)
         text = _read(path)
@@ -206,7 +252,7 @@ class DtypeLintPlugin(Plugin):
             return
         with _reporting_into(errors, file, self.options):
             for f in findings:
-                errors.report(f.line, f.column - 1, f"{f.message}", code=ERROR_CODES[f.code],
+                errors.report(f.line, f.column - 1, f"{f.message}", code=_error_code(f.code),
                               end_line=f.end_line, end_column=f.end_column - 1)
 
     def _errors_for(self, file: MypyFile) -> Errors | None:
@@ -217,24 +263,31 @@ class DtypeLintPlugin(Plugin):
             checker = checker_state.type_checker
             if checker is not None:
                 self._errors = checker.msg.errors
-        if self._errors is None:
+        if self._errors is None and not self._searched:
+            self._searched = True
             self._errors = _find_errors(file)
         return self._errors
 
-    def _internal_error(self, path: str, exc: Exception) -> None:
+    def _maybe_test_crash(self) -> None:
+        if self._test_crash:
+            raise RuntimeError(f"deliberate crash ({TEST_CRASH_VARIABLE} is set)")
+
+    def _internal_error(self, path: str, exc: Exception, file: MypyFile | None = None) -> None:
+        """One note per mypy run, on line 1 of the file being checked; never raises."""
         if self._crashed:
             return
-        self._crashed = True
         message = (f"dtype-lint mypy plugin: internal error ({type(exc).__name__}: {exc}); "
                    "dtype hazards may be missing; please report it")
         try:
-            errors = self._errors
-            if errors is not None:
-                line = 1
-                if errors.file == path:
-                    errors.report(line, None, message, severity="note")
-                else:
-                    errors.report_simple_error(path, line, message, None)
+            errors = self._errors if file is None else self._errors_for(file)
+            if errors is None or path.endswith(".pyi") or path in errors.ignored_files:
+                return  # nothing is reported for this file: tell it at the next one
+            self._crashed = True
+            if errors.file == path:
+                errors.report(1, None, message, severity="note")
+            elif file is not None:
+                with _reporting_into(errors, file, self.options):
+                    errors.report(1, None, message, severity="note")
         except Exception:
             pass  # never let reporting the failure fail mypy
 
@@ -246,6 +299,8 @@ def _codes_for(path: str) -> frozenset[str]:
 
 
 def _read(path: str) -> str | None:
+    from dtype_lint.engine import LintError, Source
+
     try:
         with open(path, "rb") as handle:
             return Source.from_bytes(handle.read()).text

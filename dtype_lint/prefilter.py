@@ -322,7 +322,7 @@ class _Planner:
         body_line = unit.start
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             body_line = node.body[0].lineno
-            if _docstring(node):
+            if _docstring(node, self.lines):
                 # A docstring full of dtype words is not code; skip its lines when matching.
                 doc = node.body[0]
                 body_line = doc.end_lineno + 1
@@ -438,12 +438,16 @@ def _units(body: list[ast.stmt]) -> list[Unit]:
     return units
 
 
-def _docstring(node: ast.AST) -> bool:
+def _docstring(node: ast.AST, lines: list[str]) -> bool:
+    """Whether the body opens with a docstring on lines of its own (nothing else of the
+    code shares them, so leaving them out of the text to match loses nothing)."""
     body = getattr(node, "body", None)
-    return bool(
-        body and len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-        and isinstance(body[0].value.value, str)
-    )
+    if not (body and len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)):
+        return False
+    doc = body[0]
+    alone = not lines[doc.lineno - 1].encode("utf-8")[: doc.col_offset].strip()
+    return alone and body[1].lineno > (doc.end_lineno or doc.lineno)
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

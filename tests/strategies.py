@@ -25,9 +25,13 @@ HAZARDS = (
 )
 
 
+# Built once: constructing the grammar strategy costs seconds.
+PROGRAMS = hypothesmith.from_grammar()
+
+
 @st.composite
 def seeded_programs(draw) -> str:
-    program = draw(hypothesmith.from_grammar())
+    program = draw(PROGRAMS)
     if program and not program.endswith("\n"):
         program += "\n"
     snippets = draw(st.lists(st.sampled_from(HAZARDS), max_size=3))

@@ -19,7 +19,7 @@ from dtype_lint.flake8_plugin import DtypeLintChecker
 from dtype_lint.options import Options
 from dtype_lint.rules import RULES
 
-FUZZ = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def lint_or_error(text: str):
@@ -57,7 +57,7 @@ def test_unsafe_fixes_parse_and_settle(program):
     assert not again, f"a second fix pass would change the file: {again}"
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seeded_programs())
 def test_cli_exits_with_a_documented_code(tmp_path_factory, program):
     path = tmp_path_factory.mktemp("fuzz") / "prog.py"

@@ -76,6 +76,8 @@ TRICKY = {
     "shared lines and decorators": "import torch; import torch.nn as nn\n\n\nclass L(nn.Module):\n"
                                    "    x = 1; y = 2\n\n    @staticmethod\n    @other\n"
                                    "    def forward(x, dtype=torch.float32):\n        return x.to(torch.float32)\n",
+    "code beside docstrings": 'import torch\n\n\ndef f(x,\n      dtype=torch.float32): """doc"""; y = 1\n\n\n'
+                              'def g(x):\n    """doc"""; d = m.get(k, torch.float32)\n    return d\n',
     "one-line class": "import torch\nclass C: dtype = torch.float32\nd = m.get(k, torch.float32)\n",
     "noqa and fixes": "import jax\nimport torch\n\n\ndef unrelated():\n    pass\n\n\n"
                       "def f(x, dtype=torch.float32):  # noqa: DTL101\n    return jax.tree_map(g, x)\n\n\n"

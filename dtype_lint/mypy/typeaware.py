@@ -34,9 +34,9 @@ from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import AnyType, CallableType, Instance, Type, get_proper_type
 
 from dtype_lint.options import Options
-from dtype_lint.rules.dtl201_unpicklable_process_target import PICKLE_WHY
-from dtype_lint.rules.dtl303_module_recast import ModuleRecast
-from dtype_lint.rules.patterns import CAST_HELPER_PATTERNS
+
+# The rules' messages and patterns are imported on first use (importing the rules imports
+# LibCST): a mypy run that rechecks no file of the user's pays nothing for the plugin.
 
 Hit = tuple[int, int, str, str]
 
@@ -92,6 +92,8 @@ def module_recast(ctx: MethodContext, method: str) -> Hit | None:
     elif not _casts_to_dtype(ctx, call, method):
         return None
     why = f"{info.fullname} is a torch.nn.Module"
+    from dtype_lint.rules.dtl303_module_recast import ModuleRecast
+
     return call.line, call.column, "DTL303", ModuleRecast.message.format(why=why)
 
 
@@ -104,6 +106,8 @@ def _defining_class(info: TypeInfo, name: str) -> str | None:
 
 def _in_cast_helper(ctx: MethodContext) -> bool:
     # The same exemption as the LibCST rule: casting is the point of `to_fp16()` & co.
+    from dtype_lint.rules.patterns import CAST_HELPER_PATTERNS
+
     scope = getattr(ctx.api, "scope", None)
     for item in getattr(scope, "stack", ()):
         if isinstance(item, FuncItem) and not isinstance(item, LambdaExpr):
@@ -261,6 +265,8 @@ def sink_call(ctx: FunctionContext | MethodContext, keyword: str, position: int,
     kind = local.kind_of(value, typ)
     if not kind:
         return []
+    from dtype_lint.rules.dtl201_unpicklable_process_target import PICKLE_WHY
+
     return [(value.line, value.column, "DTL201", PICKLE_WHY.format(kind=kind, sink=sink))]
 
 
@@ -279,6 +285,8 @@ def dataloader_call(ctx: FunctionContext, local: LocalCallables) -> list[Hit]:
         value = _argument(call, keyword, position)
         kind = local.kind_of(value, types.get(id(value))) if value is not None else None
         if kind:
+            from dtype_lint.rules.dtl201_unpicklable_process_target import PICKLE_WHY
+
             sink = f"DataLoader({keyword}=...) with workers"
             hits.append((value.line, value.column, "DTL202", PICKLE_WHY.format(kind=kind, sink=sink)))
     return hits

@@ -144,7 +144,7 @@ class ModuleRecast(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = method_name(node)
-        if name in ("eval", "train") and self._frames:
+        if name in ("eval", "train"):
             self._mode_change(node, name)
         if in_cast_helper(self.ctx):
             return
@@ -192,6 +192,8 @@ class ModuleRecast(Rule):
         receiver = node.func.value  # type: ignore[union-attr]
         if name == "eval" and not node.args and isinstance(receiver, cst.Call) and cast_target(receiver, self.ctx):
             self._eval_casts.add(id(receiver))
+            return
+        if not self._frames:
             return
         training = name == "train" and not (node.args and self._code(node.args[0].value) == "False")
         if name == "eval" and not node.args:

@@ -25,3 +25,7 @@ def convert_weights_to_lp(model: Any, dtype: Any) -> None: ...
 
 
 def unicode_line(模型: Any, dtype: Any = torch.float32) -> Any: return 模型  # expect: DTL101
+
+
+def quiet(x: Any, dtype: Any = torch.float32) -> Any:  # noqa: DTL101
+    return x

@@ -1,3 +1,4 @@
+# mypy: warn-unused-ignores
 """`# type: ignore[DTL303]` silences exactly that rule on its line."""
 from typing import Any
 
@@ -14,3 +15,7 @@ def scale(x: Any, dtype: Any = torch.float32) -> Any: return build().half()  # t
 
 def only_cast(m: nn.Linear) -> Any:
     return m.half()  # type: ignore[DTL303]
+
+
+def unused(m: nn.Linear) -> Any:
+    return m.to("cuda")  # type: ignore[DTL303]  # unused: a device move is no cast
