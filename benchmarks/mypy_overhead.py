@@ -143,7 +143,7 @@ def main() -> None:
                       f"ratio {with_plugin / without:.3f}")
 
 
-DTL_ERROR = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<column>\d+): error: .*  \[(?P<code>DTL\d+)\]$")
+DTL_ERROR = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::(?P<column>\d+))?: error: .*  \[(?P<code>DTL\d+)\]$")
 
 
 def sweep(listing: Path, corpus: Path) -> int:

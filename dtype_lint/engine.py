@@ -156,9 +156,22 @@ def _to_findings(
             span = positions[old]
             edit = Edit(line_of(span.start.line), span.start.column + 1, line_of(span.end.line),
                         span.end.column + 1, module.code_for_node(new))
-            fix = Fix(report.applicability, (edit,))
+            # LibCST miscounts lines after a backslash continuation ended by \r\n; a fix
+            # is kept only where the text it replaces is the node's own text.
+            if _text_at(lines, edit) == NEWLINE.sub("\n", module.code_for_node(old)):
+                fix = Fix(report.applicability, (edit,))
         findings.add(
             Finding(path, start, where.start.column + 1, end, where.end.column + 1,
                     report.code, report.name, report.message, fix)
         )
     return sorted(findings)
+
+
+def _text_at(lines: list[str], edit: Edit) -> str | None:
+    """The original text an edit would replace (lines joined by \n), or None if out of range."""
+    if not 0 < edit.line <= edit.end_line <= len(lines):
+        return None
+    if edit.line == edit.end_line:
+        return lines[edit.line - 1][edit.column - 1 : edit.end_column - 1]
+    middle = lines[edit.line : edit.end_line - 1]
+    return "\n".join([lines[edit.line - 1][edit.column - 1 :], *middle, lines[edit.end_line - 1][: edit.end_column - 1]])

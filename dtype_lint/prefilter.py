@@ -35,6 +35,7 @@ import dataclasses
 import functools
 import os
 import re
+import warnings
 from typing import Callable, Iterable, Iterator
 
 # Set to "0" to parse every file whole with every selected rule (for comparisons).
@@ -226,7 +227,9 @@ def reduce_source(text: str, codes: Iterable[str], options) -> Reduced | None:
     try:
         # Also for files with nothing to find: one that does not parse is reported
         # whether or not the prefilter is on.
-        tree = ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CPython's SyntaxWarnings are not ours to print
+            tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # LibCST reports the error in its own words
     if not any(p(text, True) for p in triggers.values()):

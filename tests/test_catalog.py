@@ -48,3 +48,11 @@ def test_rules_with_fixes_say_how_safe():
 def test_readme_rules_table_is_current():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert docs.render(readme) == readme, "run: python -m dtype_lint.docs"
+
+
+def test_readme_documents_every_option():
+    from dtype_lint.options import OPTION_KEYS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for key in OPTION_KEYS:
+        assert f"`{key}`" in readme, key

@@ -102,3 +102,14 @@ def test_source_round_trip():
     source = Source.from_bytes("# coding: latin-1\nx = '\xe9'\n".encode("latin-1"))
     assert source.encoding == "iso-8859-1"
     assert source.encode(source.text) == "# coding: latin-1\nx = '\xe9'\n".encode("latin-1")
+
+
+def test_no_fix_where_libcst_miscounts_lines(cli, tmp_path):
+    # Found by fuzzing: LibCST numbers lines wrongly after a backslash continuation
+    # ended by \r\n, so the fix would land on the wrong line; it is withheld instead.
+    text = "\n\\\r\ndef outer():\n    import torch\n    def f(x, dtype=torch.float32):\n        return x\n"
+    path = tmp_path / "m.py"
+    path.write_bytes(text.encode())
+    result = cli("check", str(path), "--fix", "--unsafe-fixes", "--output-format", "json")
+    assert path.read_bytes() == text.encode()
+    assert [(f["code"], f["fix"]) for f in result.json()] == [("DTL101", None)]
