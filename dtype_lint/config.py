@@ -7,7 +7,7 @@ import fnmatch
 import os
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pathspec
 
@@ -17,7 +17,10 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from dtype_lint.options import OPTION_KEYS, Options
-from dtype_lint.rules import RULES, RULES_BY_CODE, Rule
+from dtype_lint.rule_codes import rule_codes
+
+if TYPE_CHECKING:
+    from dtype_lint.rules import Rule
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".env", "env", "__pycache__",
@@ -47,6 +50,8 @@ class Config:
 
     def rules(self) -> tuple[type[Rule], ...]:
         """The rules selected for every file."""
+        from dtype_lint.rules import RULES  # imports LibCST: only when linting
+
         if self.select:
             chosen = [r for r in RULES if _matches(r.doc.code, self.select)]
         else:
@@ -68,7 +73,8 @@ class Config:
 
     def fingerprint(self) -> str:
         """A stable text that changes whenever the effective configuration changes."""
-        return repr((self.rules(), self.per_file_ignores, self.options, self.exclude))
+        return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores, self.options,
+                     self.exclude))
 
 
 def _matches(code: str, selectors: Iterable[str]) -> bool:
@@ -163,7 +169,7 @@ def validate_selector(code: str, where: str) -> None:
     """A selector is a code or a code prefix (`DTL`, `DTL1`, `DTL10`, `DTL101`)."""
     if code == "ALL":
         return
-    if not code.startswith("DTL") or not any(c.startswith(code) for c in RULES_BY_CODE):
+    if not code.startswith("DTL") or not any(c.startswith(code) for c in rule_codes()):
         raise ConfigError(f"{where}: unknown rule code or prefix '{code}'")
 
 

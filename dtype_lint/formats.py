@@ -8,7 +8,7 @@ from typing import Callable, TextIO
 
 from dtype_lint import __version__
 from dtype_lint.finding import FileError, Finding
-from dtype_lint.rules import RULES_BY_CODE
+from dtype_lint.rule_codes import rule_codes
 
 FORMATS = ("text", "full", "json", "sarif", "github")
 
@@ -47,12 +47,14 @@ def statistics(findings: list[Finding], out: TextIO) -> None:
     counts = collections.Counter(f.code for f in findings)
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         fixable = sum(1 for f in findings if f.code == code and f.fix)
-        name = RULES_BY_CODE[code].doc.name if code in RULES_BY_CODE else ""
+        name = rule_codes().get(code, "")
         out.write(f"{count:>6}  {code}  {name}{'  [*] fixable: ' + str(fixable) if fixable else ''}\n")
 
 
 def sarif(findings: list[Finding], errors: list[FileError]) -> dict[str, object]:
     """A SARIF 2.1.0 log with one run, rule metadata for every static rule."""
+    from dtype_lint.rules import RULES_BY_CODE
+
     codes = sorted(RULES_BY_CODE)
     index = {code: i for i, code in enumerate(codes)}
     rules = []

@@ -34,6 +34,7 @@ from mypy.options import Options as MypyOptions
 from mypy.plugin import FunctionContext, MethodContext, Plugin
 from mypy.types import Type
 
+from dtype_lint.rule_codes import rule_codes
 from dtype_lint.finding import Finding
 from dtype_lint.mypy import typeaware
 
@@ -43,29 +44,10 @@ from dtype_lint.mypy import typeaware
 
 # Lines as the engine counts them: LibCST ends lines at \n, \r\n or \r only.
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_RULE_MODULE = re.compile(r"^dtl(\d{3})_(\w+)\.py$")
-
-
-def _rule_codes() -> dict[str, str]:
-    """Every rule's code and name, from the rule modules' file names (``dtl303_module_recast.py``)
-    rather than by importing the rules; the rules themselves where that finds none."""
-    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        names = []
-    codes = {f"DTL{m[1]}": m[2].replace("_", "-") for m in map(_RULE_MODULE.match, names) if m}
-    if not codes:
-        from dtype_lint.rules import RULES
-
-        codes = {rule.doc.code: rule.doc.name for rule in RULES}
-    return codes
-
-
 # One mypy error code per rule, spelled as the CLI code, so that
 # `# type: ignore[DTL303]` and `--disable-error-code DTL303` name exactly one rule. mypy
 # checks --disable-error-code against the codes registered when the plugin is loaded.
-ERROR_CODES = {code: ErrorCode(code, name, "dtype-lint") for code, name in _rule_codes().items()}
+ERROR_CODES = {code: ErrorCode(code, name, "dtype-lint") for code, name in rule_codes().items()}
 
 
 def _error_code(code: str) -> ErrorCode:

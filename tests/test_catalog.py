@@ -56,3 +56,9 @@ def test_readme_documents_every_option():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for key in OPTION_KEYS:
         assert f"`{key}`" in readme, key
+
+
+def test_rule_codes_from_file_names_match_the_rules():
+    from dtype_lint.rule_codes import rule_codes
+
+    assert rule_codes() == {rule.doc.code: rule.doc.name for rule in RULES}

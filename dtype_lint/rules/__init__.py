@@ -11,11 +11,11 @@ from dtype_lint.rules.dtl104_float32_beside_input import Float32BesideInput
 from dtype_lint.rules.dtl201_unpicklable_process_target import UnpicklableProcessTarget
 from dtype_lint.rules.dtl202_unpicklable_dataloader_callable import UnpicklableDataLoaderCallable
 from dtype_lint.rules.dtl203_unpicklable_wrapper_transform import UnpicklableWrapperTransform
-from dtype_lint.rules.dtl204_callable_on_module import CallableOnModule
+from dtype_lint.rules.dtl204_unpicklable_callable_on_module import CallableOnModule
 from dtype_lint.rules.dtl301_tree_map_recast import TreeMapRecast
 from dtype_lint.rules.dtl302_state_dict_recast import StateDictRecast
 from dtype_lint.rules.dtl303_module_recast import ModuleRecast
-from dtype_lint.rules.dtl304_deprecated_tree_alias import DeprecatedTreeAlias
+from dtype_lint.rules.dtl304_removed_jax_tree_alias import DeprecatedTreeAlias
 
 RULES: tuple[type[Rule], ...] = (
     Float32DtypeDefault,

@@ -159,7 +159,8 @@ def _run_jax(dtype: str, device: str, rounding: Callable | None):
     if rounding is not None:
         a, b = rounding(a), rounding(b)
     c = jnp.matmul(a, b)
-    return np.asarray(c.astype(jnp.float32)).astype(np.float64)
+    # Convert on the host: a device-side astype would compile a second XLA program.
+    return np.asarray(c).astype(np.float64)
 
 
 _cache: dict[tuple[str, str, str, str], MatmulPrecision] = {}
