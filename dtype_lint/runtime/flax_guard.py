@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from dtype_lint.runtime.dtypes import dtype_name, is_floating, is_narrower_than_float32
+from dtype_lint.runtime.dtypes import dtype_name, is_floating
 from dtype_lint.runtime.guard import ROOT_PATH, Guard, output_message, param_message
 
 _NOT_CONFIG = ("parent", "name")
@@ -143,20 +143,9 @@ class FlaxGuard(Guard):
         bad = sorted(_floating_names(output) - {self.policy.compute})
         if not bad:
             return
-        if "float32" in bad:
-            inputs = _floating_names((args, kwargs))
-            params = _floating_names(module.variables.get("params", {})) if module.scope else set()
-            if inputs and all(is_narrower_than_float32(n) for n in inputs | params):
-                self._recorder.report(
-                    "DTL192", path,
-                    f"{type(module).__name__} returned float32 from inputs "
-                    f"{', '.join(sorted(inputs))} and params {', '.join(sorted(params)) or 'none'}",
-                )
-                return
-        self._recorder.report(
-            "DTL191", path,
-            f"{type(module).__name__} returned {', '.join(bad)} activations, "
-            f"policy.compute is {self.policy.compute}",
+        self._report_activation(
+            module, path, bad, _floating_names((args, kwargs)),
+            lambda: _floating_names(module.variables.get("params", {})) if module.scope else set(),
         )
 
     def _check_root_output(self, path: str, args, kwargs, output) -> None:

@@ -8,8 +8,9 @@ The framework-specific work lives in :mod:`~dtype_lint.runtime.torch_guard` and
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Callable
 
+from dtype_lint.runtime.dtypes import is_narrower_than_float32
 from dtype_lint.runtime.policy import Policy
 from dtype_lint.runtime.violations import DTypeViolationError, Recorder, Violation
 
@@ -57,6 +58,26 @@ class Guard:
         """Raise :class:`DTypeViolationError` if any violation was recorded."""
         if self.violations:
             raise DTypeViolationError(self.violations, f"dtype policy {self.policy} violated:")
+
+    def _report_activation(self, module: Any, path: str, bad: list[str], inputs: set[str],
+                           params: Callable[[], set[str]]) -> None:
+        """Report outputs outside ``policy.compute``: silent widening (DTL192) when float32
+        came out of inputs and params that are all narrower, else DTL191."""
+        __tracebackhide__ = True
+        if "float32" in bad and inputs:
+            param_names = params()
+            if all(is_narrower_than_float32(n) for n in inputs | param_names):
+                self._recorder.report(
+                    "DTL192", path,
+                    f"{type(module).__name__} returned float32 from inputs "
+                    f"{', '.join(sorted(inputs))} and params {', '.join(sorted(param_names)) or 'none'}",
+                )
+                return
+        self._recorder.report(
+            "DTL191", path,
+            f"{type(module).__name__} returned {', '.join(bad)} activations, "
+            f"policy.compute is {self.policy.compute}",
+        )
 
     def _install(self) -> None:
         raise NotImplementedError

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dtype_lint.runtime.dtypes import dtype_name, is_narrower_than_float32, torch_dtype
+from dtype_lint.runtime.dtypes import dtype_name, torch_dtype
 from dtype_lint.runtime.guard import ROOT_PATH, Guard, output_message, param_message
 
 
@@ -106,20 +106,9 @@ class TorchGuard(Guard):
                       if t.dtype.is_floating_point and t.dtype is not self._compute_dtype})
         if not bad:
             return
-        if "float32" in bad:
-            inputs = _floating_names((args, kwargs), tensor_type)
-            params = {dtype_name(p.dtype) for p in module.parameters() if p.dtype.is_floating_point}
-            if inputs and all(is_narrower_than_float32(name) for name in inputs | params):
-                self._recorder.report(
-                    "DTL192", path,
-                    f"{type(module).__name__} returned float32 from inputs "
-                    f"{', '.join(sorted(inputs))} and params {', '.join(sorted(params)) or 'none'}",
-                )
-                return
-        self._recorder.report(
-            "DTL191", path,
-            f"{type(module).__name__} returned {', '.join(bad)} activations, "
-            f"policy.compute is {self.policy.compute}",
+        self._report_activation(
+            module, path, bad, _floating_names((args, kwargs), tensor_type),
+            lambda: {dtype_name(p.dtype) for p in module.parameters() if p.dtype.is_floating_point},
         )
 
     def _check_root_output(self, module, path: str, args, kwargs, output) -> None:
