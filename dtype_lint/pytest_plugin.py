@@ -76,7 +76,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if not marker.args and "bits" not in marker.kwargs:
         raise pytest.UsageError("min_matmul_bits needs the number of bits, e.g. min_matmul_bits(16)")
     bits = int(marker.args[0] if marker.args else marker.kwargs["bits"])
-    dtype = marker.kwargs.get("dtype", "float32")
+    dtype = marker.kwargs.get("dtype", "float32")  # noqa: DTL102 (the documented default dtype to probe)
     framework = marker.kwargs.get("framework") or default_framework()
     device = marker.kwargs.get("device") or _default_device(framework)
     measured = matmul_precision(dtype, framework=framework, device=device)

@@ -87,14 +87,14 @@ def torch_checks() -> None:
             assert ("DTL193", "(root)") in codes, codes
             assert all(not m._forward_hooks for m in model.modules())
             assert check_tree(model, "float32") == []
-            assert len(check_tree(model.to(torch.bfloat16), "float32")) == 6
+            assert len(check_tree(model.to(torch.bfloat16), "float32")) == 6  # noqa: DTL303 (a deliberate hazard)
             return f"violations {codes}"
 
         step(f"torch {device} guard + check_tree", guarded)
 
     def pickling() -> str:
         model = torch.nn.Sequential(torch.nn.Linear(2, 2))
-        model.act = lambda x: x
+        model.act = lambda x: x  # noqa: DTL204 (a deliberate hazard)
         problems = check_picklable(model, "model")
         assert [p.path for p in problems] == ["model.act"], problems
         return str(problems[0])
@@ -139,7 +139,7 @@ def jax_checks() -> None:
             jax.jit(model.apply)(variables, x)
         codes = sorted({(v.code, v.module_path) for v in g.violations})
         assert ("DTL191", "LayerNorm_0") in codes, codes
-        recast = jax.tree.map(lambda p: p.astype(jnp.bfloat16), variables)
+        recast = jax.tree.map(lambda p: p.astype(jnp.bfloat16), variables)  # noqa: DTL301 (a deliberate hazard)
         assert len(check_tree(recast, "float32")) == 4
         assert_tree_dtypes(variables, "float32")
         return f"default backend {jax.default_backend()}; violations {codes}"

@@ -90,7 +90,7 @@ class Policy:
             if not value.strip():
                 raise ValueError(f"bad policy part {part.strip()!r}: empty dtype")
             values[field] = value.strip()
-        params = values.get("params", "float32")
+        params = values.get("params", "float32")  # noqa: DTL102 (jmp: unnamed parts default to float32)
         compute = values.get("compute", params)
         output = values.get("output", params)
         try:

@@ -175,7 +175,7 @@ def default_framework() -> str:
 
 
 def matmul_precision(
-    dtype: object = "float32",
+    dtype: object = "float32",  # noqa: DTL101 (the dtype to measure, not to compute in)
     framework: str | None = None,
     device: str = "cpu",
     input_rounding: Callable[[Any], Any] | None = None,
