@@ -55,6 +55,8 @@ def main() -> int:
     @given(seeded_programs())
     def run(program: str) -> None:
         check(program, counts)
+        if counts["programs"] % 1000 == 0:  # a long run shows it is alive
+            print(f"... {counts['programs']} programs, {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
     run()
     elapsed = time.perf_counter() - start
