@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dtype_lint.runtime.dtypes import dtype_name, is_floating
-from dtype_lint.runtime.guard import ROOT_PATH, Guard, output_message, param_message
+from dtype_lint.runtime.guard import ROOT_PATH, Guard, param_message
 
 _NOT_CONFIG = ("parent", "name")
 
@@ -156,11 +156,4 @@ class FlaxGuard(Guard):
         if not outputs:
             return
         default = dtype_name(jax.dtypes.canonicalize_dtype(float))
-        try:
-            expected = self.policy.expected_output(_floating_names((args, kwargs)), default)
-        except ValueError as exc:
-            self._recorder.report("DTL193", path, str(exc))
-            return
-        bad = sorted(outputs - {expected})
-        if bad:
-            self._recorder.report("DTL193", path, output_message(bad, self.policy.output, expected))
+        self._report_output(path, outputs, _floating_names((args, kwargs)), default)

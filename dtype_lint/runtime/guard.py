@@ -79,6 +79,19 @@ class Guard:
             f"policy.compute is {self.policy.compute}",
         )
 
+    def _report_output(self, path: str, outputs: set[str], inputs: set[str], default: str) -> None:
+        """Report floating outputs of the outermost call that do not follow ``policy.output``
+        (DTL193); ``default`` is the framework's default float dtype."""
+        __tracebackhide__ = True
+        try:
+            expected = self.policy.expected_output(inputs, default)
+        except ValueError as exc:
+            self._recorder.report("DTL193", path, str(exc))
+            return
+        bad = sorted(outputs - {expected})
+        if bad:
+            self._recorder.report("DTL193", path, output_message(bad, self.policy.output, expected))
+
     def _install(self) -> None:
         raise NotImplementedError
 

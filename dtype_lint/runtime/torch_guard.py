@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dtype_lint.runtime.dtypes import dtype_name, torch_dtype
-from dtype_lint.runtime.guard import ROOT_PATH, Guard, output_message, param_message
+from dtype_lint.runtime.guard import ROOT_PATH, Guard, param_message
 
 
 def _tensors(obj: Any, tensor_type: type, depth: int = 0) -> Iterator[Any]:
@@ -118,11 +118,4 @@ class TorchGuard(Guard):
         if not outputs:
             return
         inputs = _floating_names((args, kwargs), tensor_type)
-        try:
-            expected = self.policy.expected_output(inputs, dtype_name(self._torch.get_default_dtype()))
-        except ValueError as exc:
-            self._recorder.report("DTL193", path, str(exc))
-            return
-        bad = sorted(outputs - {expected})
-        if bad:
-            self._recorder.report("DTL193", path, output_message(bad, self.policy.output, expected))
+        self._report_output(path, outputs, inputs, dtype_name(self._torch.get_default_dtype()))
