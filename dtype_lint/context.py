@@ -64,6 +64,12 @@ class Scope:
 class FileContext:
     """Resolves names and tracks the enclosing scopes and classes during one traversal."""
 
+    # The node types :meth:`enter` and :meth:`leave` act on: the traversal calls them
+    # for these only.
+    ENTER_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Import, cst.ImportFrom, cst.Assign,
+                   cst.AnnAssign, cst.WithItem, cst.Param)
+    LEAVE_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
     def __init__(self, module: cst.Module, extra_module_bases: Iterable[str] = ()) -> None:
         self.module = module
         self.scopes: list[Scope] = [Scope(module, "<module>")]

@@ -1,4 +1,4 @@
-"""Lint one source text: prefilter, one parse, one batched traversal, suppressions.
+"""Lint one source text: prefilter, one parse, one batched read-only traversal, suppressions.
 
 Everything that reports a finding (the CLI, the flake8 plugin, the mypy plugin, the
 tests) goes through :func:`lint_source`, so all of them agree on lines and columns.
@@ -114,15 +114,14 @@ def _lint_module(
     module: cst.Module, text: str, path: str, selected: Sequence[type[Rule]], options: Options,
     line_map: Sequence[int] | None,
 ) -> list[Finding]:
-    import libcst as cst
-
     from dtype_lint.context import FileContext
+    from dtype_lint.traversal import walk
 
     reports: list[Report] = []
     ctx = FileContext(module, options.module_bases)
     visitors = [rule(ctx, options, reports) for rule in selected]
     try:
-        cst.visit_batched(module, visitors, before_visit=ctx.enter, after_leave=ctx.leave)
+        walk(module, visitors, enter=(ctx.ENTER_TYPES, ctx.enter), leave=(ctx.LEAVE_TYPES, ctx.leave))
     except RecursionError:
         raise LintError("too deeply nested to lint") from None
     if not reports:

@@ -38,6 +38,8 @@ import re
 import warnings
 from typing import Callable, Iterable, Iterator
 
+from dtype_lint import shapes
+
 # Set to "0" to parse every file whole with every selected rule (for comparisons).
 ENV_SWITCH = "DTYPE_LINT_PREFILTER"
 
@@ -50,6 +52,7 @@ _CAST_METHOD = re.compile(r"\.\s*(?:half|bfloat16|double|float)\s*\(")
 _TYPE_CAST = re.compile(r"\.\s*(?:to|type|astype)\s*\(")
 _SINKS = re.compile(r"spawn|start_processes|Process|Pool")
 _ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)")
+_FORWARD_STORE = re.compile(r"\.\s*forward\s*=(?!=)")
 _TREE_MAP = re.compile(r"tree_map|tree\.map|map_with_path")
 _ITEMS = re.compile(r"\bitems\b")
 # Words that make an import or assignment's bound names worth following: any rule's
@@ -125,11 +128,22 @@ def _words(words: list[str], whole: bool = False) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{alternatives})\b" if whole else alternatives)
 
 
-Predicate = Callable[[str, bool], bool]  # (unit text, may hold a local callable) -> bool
+@dataclasses.dataclass(frozen=True)
+class Syntax:
+    """A unit's statements, for the rules whose trigger also checks their shape."""
+
+    nodes: tuple[ast.AST, ...]
+    lines: list[str]
+    function_text: Callable[[str], str]  # the text of this file's functions of that name
+
+    @functools.cached_property
+    def index(self) -> shapes.Index:
+        return shapes.Index(self.nodes)
 
 
-def _f32_any(text: str, local: bool) -> bool:
-    return _f32(text)
+# (unit text, may hold a local callable, the unit's syntax or None for a whole-file
+# text test) -> whether a finding of the rule may lie in it.
+Predicate = Callable[[str, bool, "Syntax | None"], bool]
 
 
 @functools.lru_cache(maxsize=32)
@@ -146,6 +160,8 @@ def narrow_triggers(codes: tuple[str, ...], options) -> dict[str, Predicate] | N
 
 
 # Literal tests first: `in` scans far faster than a regex without a literal prefix.
+# Four rules test the same unit text in turn.
+@functools.lru_cache(maxsize=16)
 def _f32(text: str) -> bool:
     """Whether the text may spell float32 (dtypes.dtype_name): float32, `.single`,
     "single", or torch's `.float` attribute (whitespace may follow the dot)."""
@@ -180,41 +196,48 @@ def _cast_call(text: str) -> bool:
 
 def _narrow_trigger(code: str, options) -> Predicate | None:
     if code == "DTL101":
-        names = options.compute_dtype_names
-        return lambda t, lc: _f32(t) and any(name in t for name in names)
-    if code in ("DTL102", "DTL104"):
-        return _f32_any
+        names = frozenset(options.compute_dtype_names) - frozenset(options.param_dtype_names)
+        return lambda t, lc, u: _f32(t) and any(name in t for name in names) and (
+            u is None or shapes.compute_default(u.index, u.lines, names, _f32))
+    if code == "DTL102":
+        return lambda t, lc, u: _f32(t) and (u is None or shapes.fallback(u.index, u.lines, _f32))
+    if code == "DTL104":
+        return lambda t, lc, u: _f32(t) and (u is None or shapes.pinned_beside_input(u.index, u.lines, _f32))
     if code == "DTL103":
-        return lambda t, lc: _f32(t) and ("forward" in t or "__call__" in t)
+        return lambda t, lc, u: _f32(t) and ("forward" in t or "__call__" in t)
     if code == "DTL201":
         sinks = _literals(p.rpartition(":")[0] for p in options.extra_pickling_sinks)
         if sinks is None:
             return None
         extra = _words(sinks)
-        return lambda t, lc: lc and bool(_SINKS.search(t) or extra.search(t))
+        return lambda t, lc, u: lc and bool(_SINKS.search(t) or extra.search(t))
     if code == "DTL202":
-        return lambda t, lc: lc and "DataLoader" in t
+        return lambda t, lc, u: lc and "DataLoader" in t
     if code == "DTL203":
         keywords = _words([p.rpartition(":")[2] for p in options.wrapper_transforms])
-        return lambda t, lc: lc and bool(keywords.search(t))
+        return lambda t, lc, u: lc and bool(keywords.search(t))
     if code == "DTL204":
         stages = _literals(options.pipeline_stages)
         if stages is None:
             return None
         owners = _words(["Dataset", *stages])
-        return lambda t, lc: ((lc or "forward" in t) and bool(_ATTR_STORE.search(t))) or (lc and bool(owners.search(t)))
+        return lambda t, lc, u: bool(
+            (lc and _ATTR_STORE.search(t) and (u is None or shapes.attribute_store(u.index)))
+            or ("forward" in t and _FORWARD_STORE.search(t))
+            or (lc and owners.search(t)))
     if code == "DTL301":
-        return lambda t, lc: bool(_TREE_MAP.search(t))
+        return lambda t, lc, u: bool(_TREE_MAP.search(t)) and (
+            u is None or shapes.tree_map_cast(u.index, u.lines, u.function_text))
     if code == "DTL302":
-        return lambda t, lc: "items" in t and bool(_ITEMS.search(t)) and _cast_call(t)
+        return lambda t, lc, u: "items" in t and bool(_ITEMS.search(t)) and _cast_call(t)
     if code == "DTL303":
         helpers = _literals(options.cast_helpers)
         if helpers is None:
             return None
         named = _words(helpers)
-        return lambda t, lc: _cast_call(t) or bool(named.search(t))
+        return lambda t, lc, u: _cast_call(t) or bool(named.search(t))
     if code == "DTL304":
-        return lambda t, lc: "tree_" in t
+        return lambda t, lc, u: "tree_" in t
     return None
 
 
@@ -232,7 +255,7 @@ def reduce_source(text: str, codes: Iterable[str], options) -> Reduced | None:
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # LibCST reports the error in its own words
-    if not any(p(text, True) for p in triggers.values()):
+    if not any(p(text, True, None) for p in triggers.values()):
         return Reduced("", ())
     return _Planner(tree, text.split("\n"), triggers, _import_words(options)).reduce()
 
@@ -270,6 +293,8 @@ class _Planner:
             for (_, leaf), text in zip(self.leaves, self.texts)
         ]
         self._mentions: dict[int, set[str]] = {}
+        self._syntax: dict[int, Syntax] = {}
+        self.stubs: dict[tuple[int, int], int] = {}  # kept functions whose body gives way to `pass`
         # A textual test is enough here (a tainted name in a string only keeps more).
         tainted = self._taint(import_words)
         self.tainted_words = _words(sorted(tainted), whole=True) if tainted else None
@@ -277,9 +302,18 @@ class _Planner:
     def mentions(self, position: int) -> set[str]:
         """The names a leaf reads or binds (not attribute names): what it may look up."""
         if position not in self._mentions:
-            nodes = self.leaves[position][1].nodes
-            self._mentions[position] = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+            self._mentions[position] = {n.id for n in self.syntax(position).index(ast.Name)}
         return self._mentions[position]
+
+    def syntax(self, position: int) -> Syntax:
+        if position not in self._syntax:
+            self._syntax[position] = Syntax(self.leaves[position][1].nodes, self.lines, self.function_text)
+        return self._syntax[position]
+
+    def function_text(self, name: str) -> str:
+        """The text of every leaf defining a function (at any depth) called ``name``."""
+        return "\n".join(text for (_, leaf), text, binds in zip(self.leaves, self.texts, self.binds)
+                         if leaf.is_function and name in binds)
 
     def reduce(self) -> Reduced:
         keep: set[tuple[int, int]] = set()
@@ -295,17 +329,42 @@ class _Planner:
         while needed - done:
             names = needed - done
             done |= names
-            for position, (key, _) in enumerate(self.leaves):
+            for position, (key, leaf) in enumerate(self.leaves):
                 if key not in keep and self.binds[position] & names:
-                    self._keep(position, key, keep, headers, needed)
+                    body = self._stub_body(position, leaf)
+                    if body is None:
+                        self._keep(position, key, keep, headers, needed)
+                    else:
+                        self.stubs[key] = body
+                        self._keep(position, key, keep, headers, needed, header_only=True)
             for index in self.members:
                 if index not in headers and self.units[index].node.name in names:  # type: ignore[union-attr]
                     self._header(index, headers, needed)
         return self._assemble(keep, headers)
 
-    def _keep(self, position: int, key: tuple[int, int], keep: set, headers: set[int], needed: set[str]) -> None:
+    def _stub_body(self, position: int, leaf: Unit) -> int | None:
+        """For a function kept only because it is named, the line its body starts on, if
+        the body can give way to ``pass``: FileContext needs the name, decorators and
+        parameters, and a body only when it casts (DTL301 follows a function passed to a
+        tree map) or defines functions or classes (bound by name at any depth)."""
+        node = leaf.node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _body_on_own_lines(node, self.lines):
+            return None
+        start = _header_start(node.body[0])
+        body = "\n".join(self.lines[start - 1:leaf.end])
+        if shapes.LEAF_CAST.search(body) or (("def" in body or "class" in body) and _NESTED_DEF.search(body)):
+            return None
+        return start
+
+    def _keep(self, position: int, key: tuple[int, int], keep: set, headers: set[int], needed: set[str],
+              header_only: bool = False) -> None:
         keep.add(key)
-        needed |= self.mentions(position)
+        if header_only:
+            node = self.leaves[position][1].node
+            parts = [*node.decorator_list, node.args, node.returns]  # type: ignore[union-attr]
+            needed |= {n.id for part in parts if part is not None for n in ast.walk(part) if isinstance(n, ast.Name)}
+        else:
+            needed |= self.mentions(position)
         index, member = key
         if member >= 0 and index not in headers:
             self._header(index, headers, needed)
@@ -333,7 +392,8 @@ class _Planner:
         body = "\n".join(self.lines[body_line - 1:unit.end]) if unit.is_function else text
         local = "lambda" in text or "partial" in text or (
             unit.is_function and ("def " in body or "class " in body) and bool(_NESTED_DEF.search(body)))
-        matched = {code for code, predicate in self.triggers.items() if predicate(text, local)}
+        syntax = self.syntax(position)
+        matched = {code for code, predicate in self.triggers.items() if predicate(text, local, syntax)}
         if not matched and self.tainted_words and self.tainted_words.search(self.texts[position]):
             matched = set(self.triggers)  # reached through an alias: any rule may need it
         return matched
@@ -384,19 +444,29 @@ class _Planner:
             out.extend(self.lines[start - 1:end])
             origin.extend(range(start, end + 1))
 
+        def stub(first: int) -> None:
+            body = self.lines[first - 1]
+            out.append(body[: len(body) - len(body.lstrip())] + "pass")
+            origin.append(0)
+
+        def copy_leaf(key: tuple[int, int], leaf: Unit) -> None:
+            if key in self.stubs:
+                copy(leaf.start, self.stubs[key] - 1)
+                stub(self.stubs[key])
+            else:
+                copy(leaf.start, leaf.end)
+
         for index, unit in enumerate(self.units):
             if index in headers:
                 first = self.members[index][0].start
                 copy(unit.start, first - 1)
-                kept = [m for i, m in enumerate(self.members[index]) if (index, i) in keep]
-                for member in kept:
-                    copy(member.start, member.end)
+                kept = [(i, m) for i, m in enumerate(self.members[index]) if (index, i) in keep]
+                for i, member in kept:
+                    copy_leaf((index, i), member)
                 if not kept:
-                    body = self.lines[first - 1]
-                    out.append(body[: len(body) - len(body.lstrip())] + "pass")
-                    origin.append(0)
+                    stub(first)
             elif (index, -1) in keep:
-                copy(unit.start, unit.end)
+                copy_leaf((index, -1), unit)
         if not out:
             return Reduced("", ())
         return Reduced("\n".join(out) + "\n", tuple(origin), frozenset(self.codes))
@@ -412,8 +482,8 @@ def _outside_functions(nodes: tuple[ast.AST, ...]) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _body_on_own_lines(node: ast.ClassDef, lines: list[str]) -> bool:
-    """Whether the class body starts on a line of its own, so the header is whole lines."""
+def _body_on_own_lines(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
+    """Whether the body starts on a line of its own, so the header is whole lines."""
     first = node.body[0]
     start = _header_start(first)
     if start <= node.lineno:
