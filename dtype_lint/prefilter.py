@@ -222,7 +222,7 @@ def _narrow_trigger(code: str, options) -> Predicate | None:
             return None
         owners = _words(["Dataset", *stages])
         return lambda t, lc, u: bool(
-            (lc and _ATTR_STORE.search(t) and (u is None or shapes.attribute_store(u.index)))
+            (lc and _ATTR_STORE.search(t) and (u is None or shapes.callable_store(u.index, u.lines, u.nodes[0])))
             or ("forward" in t and _FORWARD_STORE.search(t))
             or (lc and owners.search(t)))
     if code == "DTL301":
@@ -296,8 +296,10 @@ class _Planner:
         self._syntax: dict[int, Syntax] = {}
         self.stubs: dict[tuple[int, int], int] = {}  # kept functions whose body gives way to `pass`
         # A textual test is enough here (a tainted name in a string only keeps more).
-        tainted = self._taint(import_words)
-        self.tainted_words = _words(sorted(tainted), whole=True) if tainted else None
+        self.imported: dict[str, str] = {}  # tainted import aliases -> the qualified name
+        self._aliases: re.Pattern[str] | None = None
+        self.tainted = self._taint(import_words)
+        self.tainted_words = _words(sorted(self.tainted), whole=True) if self.tainted else None
 
     def mentions(self, position: int) -> set[str]:
         """The names a leaf reads or binds (not attribute names): what it may look up."""
@@ -394,16 +396,31 @@ class _Planner:
             unit.is_function and ("def " in body or "class " in body) and bool(_NESTED_DEF.search(body)))
         syntax = self.syntax(position)
         matched = {code for code, predicate in self.triggers.items() if predicate(text, local, syntax)}
-        if not matched and self.tainted_words and self.tainted_words.search(self.texts[position]):
-            matched = set(self.triggers)  # reached through an alias: any rule may need it
+        mentioned = set(self.tainted_words.findall(self.texts[position])) if self.tainted_words else ()
+        if mentioned:
+            # Reached through an alias: test the text with what each alias stands for, and
+            # without the shape checks, which see only the alias.
+            expansions = "\n".join(self.tainted[name] for name in sorted(mentioned) if name not in self.imported)
+            local = local or "lambda" in expansions or "partial" in expansions
+            expanded = f"{self._spell(text)}\n{expansions}"
+            matched |= {code for code, predicate in self.triggers.items() if predicate(expanded, local, None)}
         return matched
 
-    def _taint(self, import_words: re.Pattern[str]) -> set[str]:
-        """Names through which a unit can reach a rule's trigger without spelling it:
-        import aliases of trigger words, bindings outside functions whose value a rule
-        follows by name, dataset classes, and names bound from those, to a fixpoint."""
-        tainted: set[str] = set()
-        follow: list[tuple[set[str], set[str]]] = []  # (bound names, names in the value)
+    def _spell(self, text: str) -> str:
+        """The text with each import alias written out (`jt.map` -> `jax.tree.map`)."""
+        if not self.imported:
+            return text
+        if self._aliases is None:
+            self._aliases = _words(sorted(self.imported), whole=True)
+        return self._aliases.sub(lambda m: self.imported[m.group()], text)
+
+    def _taint(self, import_words: re.Pattern[str]) -> dict[str, str]:
+        """Names through which a unit can reach a rule's trigger without spelling it, each
+        with the text it stands for: import aliases of trigger words (their qualified
+        name), bindings outside functions whose value a rule follows by name (the value's
+        text), dataset classes (their header), and names bound from those, to a fixpoint."""
+        tainted: dict[str, str] = {}
+        follow: list[tuple[set[str], set[str], str]] = []  # (bound names, names in the value, its text)
         roots = [leaf.nodes for _, leaf in self.leaves if not leaf.is_function]
         roots += [(self.units[index].node,) for index in self.members]  # split classes' headers
         for nodes in roots:
@@ -415,24 +432,29 @@ class _Planner:
                         local = alias.asname or alias.name.split(".")[0]
                         renamed = local != qualified.rsplit(".", 1)[-1] or local in _BARE_DTYPES
                         if (renamed and _TAINT.search(qualified)) or import_words.search(qualified):
-                            tainted.add(local)
+                            tainted[local] = qualified
+                            self.imported[local] = qualified
                 elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-                    if _BOUND_VALUE.search("\n".join(self.lines[node.lineno - 1:node.end_lineno])):
-                        tainted |= bound
-                    follow.append((bound, {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}))
+                    text = "\n".join(self.lines[node.lineno - 1:node.end_lineno])
+                    if _BOUND_VALUE.search(text):
+                        tainted.update(dict.fromkeys(bound, text))
+                    follow.append((bound, {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}, text))
                 elif isinstance(node, ast.ClassDef):
                     header = {n.id for part in node.bases for n in ast.walk(part) if isinstance(n, ast.Name)}
-                    if any("Dataset" in ast.unparse(b) for b in node.bases):
-                        tainted.add(node.name)
-                    follow.append(({node.name}, header))
+                    text = " ".join(ast.unparse(b) for b in node.bases)
+                    if "Dataset" in text:
+                        tainted[node.name] = text
+                    follow.append(({node.name}, header, text))
         changed = bool(tainted)
         while changed:
             changed = False
-            for bound, mentions in follow:
-                if not bound <= tainted and mentions & tainted:
-                    tainted |= bound
+            for bound, mentions, text in follow:
+                sources = mentions & tainted.keys()
+                if sources and not bound <= tainted.keys():
+                    expansion = "\n".join([self._spell(text), *(tainted[name] for name in sorted(sources))])
+                    tainted.update((name, expansion) for name in bound if name not in tainted)
                     changed = True
         return tainted
 

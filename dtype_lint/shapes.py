@@ -122,6 +122,25 @@ def tree_map_cast(index: Index, lines: Sequence[str], functions: Callable[[str],
     return False
 
 
-def attribute_store(index: Index) -> bool:
-    """DTL204: an assignment to an attribute (``self.fn = ...``, ``model.forward = ...``)."""
-    return any(isinstance(t, ast.Attribute) for node in index(ast.Assign) for t in node.targets)
+def callable_store(index: Index, lines: Sequence[str], own: ast.AST | None) -> bool:
+    """DTL204: an attribute assigned a lambda, a ``partial``, a wrapper of ``forward``, or
+    a name this unit binds to one of those or defines as a function or class (``own``,
+    the unit's own function, is not local to itself)."""
+    local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
+    for node in index(ast.Assign):
+        if isinstance(node.value, (ast.Lambda, ast.Call, ast.Name)):
+            local.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return any(
+        any(isinstance(t, ast.Attribute) for t in node.targets) and _may_be_callable(node.value, local, lines)
+        for node in index(ast.Assign)
+    )
+
+
+def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str]) -> bool:
+    if isinstance(value, ast.IfExp):
+        return _may_be_callable(value.body, local, lines) or _may_be_callable(value.orelse, local, lines)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name == "partial" or "forward" in lines_of(value, lines)
+    return isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in local)
