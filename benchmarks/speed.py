@@ -12,7 +12,10 @@ pytorch-lightning, flax, optax, dm-haiku) is fetched by ``perf-corpus.sh`` into
 the repository. Every set is also linted with the prefilter off (``--no-prefilter``)
 and the findings must be identical (the script exits 1 if not). TorchFix and ruff are
 anchors; flake8 and TorchFix rows are measured on the medium pair only (TorchFix
-takes many minutes there already). They are run from ``--anchors VENV`` (default ``.bench-cache/anchors``, made
+takes many minutes there already). flake8 runs every installed plugin whatever
+``--select`` says, so the plugin's own cost is flake8 with dtype-lint installed against
+the same flake8 release in a venv without it (``.bench-cache/flake8-bare``, made on first
+use). They are run from ``--anchors VENV`` (default ``.bench-cache/anchors``, made
 with ``python -m venv`` and ``pip install torchfix ruff``) and skipped if missing.
 """
 
@@ -99,9 +102,11 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
             "cold2": (lint + ["-j", "2", "--no-cache"], None),
             "warm": (lint + ["--cache-dir", cache_dir], None),
         }
+        bare = bare_flake8(ROOT / ".bench-cache" / "flake8-bare") if name == "medium" else None
         if name == "medium":
             commands["dtl"] = (flake8 + ["--select", "DTL"], None)
-            commands["e999"] = (flake8 + ["--select", "E999"], None)
+            if bare is not None:
+                commands["bare"] = ([str(bare), "-I", "-m", "flake8", "--exit-zero", "--select", "DTL", *dirs], None)
         peak = [0]
         times = rounds(commands, repeat, peak_of="cold2", peak=peak)
         parse, cold, cold2, warm = times["parse"], times["cold"], times["cold2"], times["warm"]
@@ -112,11 +117,17 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
         row("peak RSS, dtype-lint -j 2 incl. workers", None, f"{peak[0] / 2**20:.0f} MB", "≤ 250 MB (whole)")
         if name != "medium":
             return _finish(rows, row, lint, tmp, results, parse, cold, lines)
-        with_dtl, without = times["dtl"], times["e999"]
-        row("flake8 --select DTL", with_dtl, "", "")
-        row("flake8 --select E999", without, "", "")
-        row("flake8 plugin's own cost (DTL − E999)", with_dtl - without,
-            f"{(with_dtl - without) / parse:.2f} × parse", "≤ 0.5 × parse")
+        # flake8 runs every installed plugin whatever --select says, so the plugin's own
+        # cost is flake8 with it against the same flake8 without it installed.
+        with_dtl = times["dtl"]
+        row("flake8 --select DTL, dtype-lint installed", with_dtl, "", "")
+        if bare is None:
+            row("flake8 without dtype-lint", None, "venv not made (offline?)", "")
+        else:
+            without = times["bare"]
+            row("same flake8 without dtype-lint installed", without, "", "")
+            row("flake8 plugin's own cost (difference)", with_dtl - without,
+                f"{(with_dtl - without) / parse:.2f} × parse", "≤ 0.5 × parse")
         ruff = anchors / "bin" / "ruff"
         if ruff.exists():
             rt = timed([str(ruff), "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", *dirs], repeat)
@@ -128,6 +139,26 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
         else:
             row("TorchFix CLI (anchor)", None, "not installed", "")
         return _finish(rows, row, lint, tmp, results, parse, cold, lines)
+
+
+def bare_flake8(venv: Path) -> Path | None:
+    """The python of a venv holding the flake8 release installed here (and its default
+    plugins) but not dtype-lint; made on first use, from the package index."""
+    from importlib.metadata import version
+
+    python = venv / "bin" / "python"
+    wanted = f"flake8=={version('flake8')}"
+    marker = venv / "flake8-version"
+    if python.exists() and marker.exists() and marker.read_text() == wanted:
+        return python
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", wanted], check=True)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print(f"cannot make {venv}: {exc}", file=sys.stderr)
+        return None
+    marker.write_text(wanted)
+    return python
 
 
 def rounds(commands: dict, repeat: int, peak_of: str, peak: list[int]) -> dict[str, float]:

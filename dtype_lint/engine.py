@@ -15,7 +15,7 @@ import dataclasses
 import io
 import re
 import tokenize
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from dtype_lint import prefilter
 from dtype_lint.finding import Edit, Finding, Fix
@@ -24,7 +24,10 @@ from dtype_lint.options import Options
 from dtype_lint.suppression import file_is_exempt, line_suppresses
 
 if TYPE_CHECKING:
+    import ast
+
     import libcst as cst
+    from libcst.metadata import CodeRange
 
     from dtype_lint.rules import Rule
     from dtype_lint.rules.base import Report
@@ -81,23 +84,26 @@ def parse(text: str) -> cst.Module:
 
 
 def lint_source(
-    text: str, path: str, rules: tuple[type[Rule], ...], options: Options, use_prefilter: bool | None = None
+    text: str, path: str, rules: tuple[type[Rule], ...], options: Options, use_prefilter: bool | None = None,
+    tree: ast.Module | None = None,
 ) -> list[Finding]:
     """All findings of ``rules`` in ``text``, sorted, with suppressions applied.
 
     ``use_prefilter`` (default: on unless ``DTYPE_LINT_PREFILTER=0``) only changes how
-    much is parsed, never the findings; off, every rule runs on the whole file.
+    much is parsed, never the findings; off, every rule runs on the whole file. ``tree``
+    is the text's ``ast`` where the caller has parsed it already (flake8), which spares
+    the prefilter its own parse.
     """
     if file_is_exempt(text):
         return []
     if use_prefilter is None:
         use_prefilter = prefilter.enabled()
     if not use_prefilter:
-        return _lint_module(parse(text), text, path, list(rules), options, None)
-    reduced = prefilter.reduce_source(text, [rule.doc.code for rule in rules], options)
+        return _lint_module(parse(text), text, path, list(rules), options, None, text)
+    reduced = prefilter.reduce_source(text, [rule.doc.code for rule in rules], options, tree)
     if reduced is None:
         selected = applicable_rules(text, rules)
-        return _lint_module(parse(text), text, path, selected, options, None) if selected else []
+        return _lint_module(parse(text), text, path, selected, options, None, text) if selected else []
     if not reduced.text:
         return []
     selected = [rule for rule in rules if rule.doc.code in reduced.codes]
@@ -106,37 +112,91 @@ def lint_source(
     except LintError:
         # LibCST rejects something ast accepted: let the whole file decide (and word
         # the error against the file's own lines).
-        return _lint_module(parse(text), text, path, list(rules), options, None)
-    return _lint_module(module, text, path, selected, options, reduced.lines)
+        return _lint_module(parse(text), text, path, list(rules), options, None, text)
+    return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text)
 
 
 def _lint_module(
     module: cst.Module, text: str, path: str, selected: Sequence[type[Rule]], options: Options,
-    line_map: Sequence[int] | None,
+    line_map: Sequence[int] | None, parsed_text: str,
 ) -> list[Finding]:
+    """Run the rules over ``module`` (parsed from ``parsed_text``: the file, or the
+    prefilter's reduction of it, whose lines ``line_map`` maps back)."""
     from dtype_lint.context import FileContext
     from dtype_lint.traversal import walk
 
     reports: list[Report] = []
+    statement_of: list[int] = []  # per report, the index of the top-level statement holding it
     ctx = FileContext(module, options.module_bases)
     visitors = [rule(ctx, options, reports) for rule in selected]
     try:
-        walk(module, visitors, enter=(ctx.ENTER_TYPES, ctx.enter), leave=(ctx.LEAVE_TYPES, ctx.leave))
+        for index, _ in enumerate(walk(module.body, visitors, (ctx.ENTER_TYPES, ctx.enter), (ctx.LEAVE_TYPES, ctx.leave))):
+            statement_of.extend([index] * (len(reports) - len(statement_of)))
     except RecursionError:
         raise LintError("too deeply nested to lint") from None
     if not reports:
         return []
-    return _to_findings(module, text, path, reports, line_map)
+    return _to_findings(module, text, path, reports, statement_of, line_map, parsed_text)
+
+
+def _positions(module: cst.Module, parsed_text: str, statements: set[int]) -> Callable[[cst.CSTNode], CodeRange]:
+    """Where nodes of the given top-level statements lie in ``parsed_text``.
+
+    LibCST finds positions by generating the code of the whole module, which costs about
+    a parse; here only the statements holding findings are generated, each shifted to
+    the line CPython's ``ast`` gives it. Falls back to the whole module wherever the two
+    parsers do not line up (``\r`` line ends, where their line counts may differ)."""
+    from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+    def whole() -> Callable[[cst.CSTNode], CodeRange]:
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider).__getitem__
+
+    if "\r" in parsed_text:
+        return whole()
+    starts = _statement_lines(module, parsed_text)
+    if starts is None:
+        return whole()
+    found: dict[cst.CSTNode, CodeRange] = {}
+    for index in sorted(statements):
+        statement = module.body[index]
+        alone = module.with_changes(header=(), body=(statement,), footer=())
+        positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        shift = starts[index] - positions[statement].start.line
+        for node, where in positions.items():
+            found[node] = CodeRange(CodePosition(where.start.line + shift, where.start.column),
+                                    CodePosition(where.end.line + shift, where.end.column))
+    return lambda node: found[node] if node in found else whole()(node)
+
+
+def _statement_lines(module: cst.Module, parsed_text: str) -> list[int] | None:
+    """The first line of each of the module's top-level statements, from CPython's ast
+    (a line of several simple statements is one LibCST statement); None if they differ."""
+    import ast
+    import warnings
+
+    import libcst as cst
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CPython's SyntaxWarnings are not ours to print
+            body = ast.parse(parsed_text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    starts: list[int] = []
+    position = 0
+    for statement in module.body:
+        if position >= len(body):
+            return None
+        starts.append(body[position].lineno)
+        position += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    return starts if position == len(body) else None
 
 
 def _to_findings(
-    module: cst.Module, text: str, path: str, reports: list[Report], line_map: Sequence[int] | None
+    module: cst.Module, text: str, path: str, reports: list[Report], statement_of: list[int],
+    line_map: Sequence[int] | None, parsed_text: str,
 ) -> list[Finding]:
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    # Positions cost a full code generation, so they are computed only for files that
-    # have something to report.
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = _positions(module, parsed_text, set(statement_of))
     lines = NEWLINE.split(text)
 
     def line_of(reduced_line: int) -> int:
@@ -144,7 +204,7 @@ def _to_findings(
 
     findings: set[Finding] = set()
     for report in reports:
-        where = positions[report.node]
+        where = positions(report.node)
         start, end = line_of(where.start.line), line_of(where.end.line)
         line = lines[start - 1] if start <= len(lines) else ""
         if line_suppresses(line, report.code):
@@ -152,7 +212,7 @@ def _to_findings(
         fix = None
         if report.replace is not None and report.applicability is not None:
             old, new = report.replace
-            span = positions[old]
+            span = positions(old)
             edit = Edit(line_of(span.start.line), span.start.column + 1, line_of(span.end.line),
                         span.end.column + 1, module.code_for_node(new))
             # LibCST miscounts lines after a backslash continuation ended by \r\n; a fix

@@ -5,7 +5,8 @@ options and the rule selection come from `[tool.dtype-lint]`, as for the CLI.
 
 flake8 runs every installed plugin whatever `--select` says, so every flake8 user pays
 for this one: it goes through the same prefilter as the CLI, which skips files that
-cannot hold a finding and parses only the parts of the others that can.
+cannot hold a finding and parses only the parts of the others that can, starting from
+the ``ast`` flake8 has already built.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class DtypeLintChecker:
     version = __version__
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
+        self.tree = tree
         self.filename = filename
         self.lines = lines
 
@@ -43,7 +45,9 @@ class DtypeLintChecker:
         rules = config.rules_for(self.filename)
         text = "".join(self.lines)
         try:
-            findings = lint_source(text, self.filename, rules, config.options)
+            # flake8 parsed "".join(lines) already: the prefilter reuses its tree.
+            tree = self.tree if isinstance(self.tree, ast.Module) else None
+            findings = lint_source(text, self.filename, rules, config.options, tree=tree)
         except LintError:
             return  # flake8 reports syntax errors itself (E999)
         for f in findings:

@@ -241,20 +241,22 @@ def _narrow_trigger(code: str, options) -> Predicate | None:
     return None
 
 
-def reduce_source(text: str, codes: Iterable[str], options) -> Reduced | None:
+def reduce_source(text: str, codes: Iterable[str], options, tree: ast.Module | None = None) -> Reduced | None:
     """The part of ``text`` to parse; ``Reduced("", ())`` when nothing can be found,
-    None when the whole file must be parsed."""
+    None when the whole file must be parsed. ``tree``: the text's ``ast``, if the caller
+    has it already (flake8 parses every file)."""
     triggers = narrow_triggers(tuple(codes), options)
     if triggers is None or "\r" in text:
         return None
-    try:
-        # Also for files with nothing to find: one that does not parse is reported
-        # whether or not the prefilter is on.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # CPython's SyntaxWarnings are not ours to print
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # LibCST reports the error in its own words
+    if tree is None:
+        try:
+            # Also for files with nothing to find: one that does not parse is reported
+            # whether or not the prefilter is on.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # CPython's SyntaxWarnings are not ours to print
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # LibCST reports the error in its own words
     if not any(p(text, True, None) for p in triggers.values()):
         return Reduced("", ())
     return _Planner(tree, text.split("\n"), triggers, _import_words(options)).reduce()
@@ -443,7 +445,7 @@ class _Planner:
                     follow.append((bound, {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}, text))
                 elif isinstance(node, ast.ClassDef):
                     header = {n.id for part in node.bases for n in ast.walk(part) if isinstance(n, ast.Name)}
-                    text = " ".join(ast.unparse(b) for b in node.bases)
+                    text = " ".join(shapes.lines_of(b, self.lines) for b in node.bases)
                     if "Dataset" in text:
                         tainted[node.name] = text
                     follow.append(({node.name}, header, text))

@@ -36,10 +36,23 @@ class Index:
     """The nodes of some statements by type, from one walk."""
 
     def __init__(self, nodes: Sequence[ast.AST]) -> None:
-        self._by_type: dict[type, list[ast.AST]] = {}
-        for root in nodes:
-            for node in ast.walk(root):
-                self._by_type.setdefault(type(node), []).append(node)
+        # A plain stack over `_fields`: about twice as fast as ast.walk's generators.
+        by_type: dict[type, list[ast.AST]] = {}
+        stack = list(nodes)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind in by_type:
+                by_type[kind].append(node)
+            else:
+                by_type[kind] = [node]
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    stack.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    stack.append(value)
+        self._by_type = by_type
 
     def __call__(self, *types: type) -> list:
         if len(types) == 1:

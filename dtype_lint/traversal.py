@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
@@ -64,13 +64,14 @@ def _method_names(cls: type) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]
 
 
 def walk(
-    module: cst.CSTNode,
+    roots: Iterable[cst.CSTNode],
     visitors: Iterable[object],
     enter: tuple[tuple[type, ...], Hook] | None = None,
     leave: tuple[tuple[type, ...], Hook] | None = None,
-) -> None:
-    """Call each visitor's ``visit_<Type>`` before a node's children and ``leave_<Type>``
-    after them; ``enter``/``leave`` are (node types, hook) run around the visitors' own."""
+) -> Iterator[cst.CSTNode]:
+    """Walk each root in turn (a module's statements), yielding it once walked: call each
+    visitor's ``visit_<Type>`` before a node's children and ``leave_<Type>`` after them;
+    ``enter``/``leave`` are (node types, hook) run around the visitors' own."""
     visit_table: dict[str, list[Hook]] = {}
     leave_table: dict[str, list[Hook]] = {}
     for visitor in visitors:
@@ -120,5 +121,7 @@ def walk(
         for hook in leaves:
             hook(node)
 
-    plan(type(module))
-    visit(module)
+    for root in roots:
+        if is_node(type(root)):
+            visit(root)
+        yield root
