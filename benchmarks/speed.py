@@ -56,6 +56,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (median)")
     parser.add_argument("--anchors", type=Path, default=ROOT / ".bench-cache" / "anchors")
     args = parser.parse_args()
+    args.anchors = args.anchors.resolve()  # the rows run from another folder
     corpus = args.corpus or fetch_corpus(ROOT / ".bench-cache" / "perf-corpus")
     rows: list[tuple[str, str, float | None, str, str]] = []
     identical = True

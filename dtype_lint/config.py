@@ -17,7 +17,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from dtype_lint.options import OPTION_KEYS, Options
-from dtype_lint.rule_codes import rule_codes
+from dtype_lint.rule_codes import OPT_IN_CODES, rule_codes
 
 if TYPE_CHECKING:
     from dtype_lint.rules import Rule
@@ -48,25 +48,38 @@ class Config:
     root: str = "."  # folder that per-file-ignores and exclude are relative to
     source: str | None = None  # the file it came from
 
+    def codes(self) -> tuple[str, ...]:
+        """The codes of the rules selected for every file (without importing the rules)."""
+        every = sorted(rule_codes())
+        if self.select:
+            chosen = [c for c in every if _matches(c, self.select)]
+        else:
+            chosen = [c for c in every if c not in OPT_IN_CODES]
+        chosen += [c for c in every if _matches(c, self.extend_select) and c not in chosen]
+        return tuple(c for c in every if c in chosen and not _matches(c, self.ignore))
+
+    def codes_for(self, path: str) -> tuple[str, ...]:
+        """The codes selected for one file, after `per-file-ignores`."""
+        codes = self.codes()
+        if not self.per_file_ignores:
+            return codes
+        relative = _relative(path, self.root)
+        ignored = [codes for pattern, codes in self.per_file_ignores if _glob_matches(relative, pattern)]
+        return tuple(c for c in codes if not any(_matches(c, i) for i in ignored))
+
     def rules(self) -> tuple[type[Rule], ...]:
         """The rules selected for every file."""
         from dtype_lint.rules import RULES  # imports LibCST: only when linting
 
-        if self.select:
-            chosen = [r for r in RULES if _matches(r.doc.code, self.select)]
-        else:
-            chosen = [r for r in RULES if r.doc.default_enabled]
-        chosen += [r for r in RULES if _matches(r.doc.code, self.extend_select) and r not in chosen]
-        return tuple(r for r in RULES if r in chosen and not _matches(r.doc.code, self.ignore))
+        codes = self.codes()
+        return tuple(r for r in RULES if r.doc.code in codes)
 
     def rules_for(self, path: str) -> tuple[type[Rule], ...]:
         """The rules selected for one file, after `per-file-ignores`."""
-        rules = self.rules()
-        if not self.per_file_ignores:
-            return rules
-        relative = _relative(path, self.root)
-        ignored = [codes for pattern, codes in self.per_file_ignores if _glob_matches(relative, pattern)]
-        return tuple(r for r in rules if not any(_matches(r.doc.code, codes) for codes in ignored))
+        from dtype_lint.rules import RULES
+
+        codes = self.codes_for(path)
+        return tuple(r for r in RULES if r.doc.code in codes)
 
     def exclude_spec(self) -> pathspec.PathSpec:
         return pathspec.GitIgnoreSpec.from_lines(self.exclude)

@@ -8,11 +8,17 @@ How it works (see the README, "mypy plugin"):
 * Method and function hooks run the checks that need types (DTL303 on receivers typed as
   ``torch.nn.Module``; DTL201/DTL202 through variables and attributes) and record what
   they find for the file being checked.
+* ``get_additional_deps`` is called for every file mypy parses: a file of the user's
+  (not from the cache, not installed) is handed to the lint worker
+  (:mod:`dtype_lint.mypy.worker`), a process that runs the shared LibCST engine while
+  mypy analyses the file, so that LibCST's import and the linting overlap mypy's work.
 * ``get_additional_indirect_deps`` is called once for every file mypy type-checks, after
   its last hook and before its errors are flushed and written to the cache. There the
-  shared LibCST engine lints the file once, DTL101 is checked on Flax modules and
-  dataclasses, and everything is reported into mypy's error list for that file. Cached
-  files are not rechecked, and mypy replays their cached errors, plugin errors included.
+  worker's findings are collected (or, without a worker, the engine lints the file
+  here), DTL101 is checked on Flax modules and dataclasses, and everything is reported
+  into mypy's error list for that file. Cached files are not rechecked, and mypy
+  replays their cached errors, plugin errors included. ``DTYPE_LINT_MYPY_WORKER=0``
+  lints in mypy's own process instead.
 * Any exception in the plugin becomes one note naming it, never a traceback.
   ``DTYPE_LINT_MYPY_TEST_CRASH=1`` in the environment makes every hook raise: a switch
   for the test of that, not for use.
@@ -24,6 +30,7 @@ import functools
 import gc
 import os
 import re
+import sys
 from typing import Callable
 
 from mypy.checker_state import checker_state
@@ -34,9 +41,11 @@ from mypy.options import Options as MypyOptions
 from mypy.plugin import FunctionContext, MethodContext, Plugin
 from mypy.types import Type
 
-from dtype_lint.rule_codes import rule_codes
 from dtype_lint.finding import Finding
 from dtype_lint.mypy import typeaware
+from dtype_lint.mypy.lint import config_of, engine_findings, read
+from dtype_lint.mypy.worker import LintWorker
+from dtype_lint.rule_codes import rule_codes
 
 # The configuration, the engine and the rules import LibCST (about half a second): they are
 # imported when the first file of the user's is checked, never in a mypy run that only
@@ -56,24 +65,13 @@ def _error_code(code: str) -> ErrorCode:
     return ERROR_CODES[code]
 
 
-# The LibCST rule's DTL303 reasons that come from cast helpers, which stay the engine's:
-# every cast-method DTL303 is the type-aware hook's.
-_HELPER_REASON = "() casts it whole)"
 # Test hook: set, every hook of the plugin raises (tests/mypy checks the crash handling).
 TEST_CRASH_VARIABLE = "DTYPE_LINT_MYPY_TEST_CRASH"
 _METHOD_HOOKS = (typeaware.CAST_METHODS | typeaware.TYPE_CAST_METHODS | typeaware.POOL_METHODS
                  | typeaware.EXECUTOR_METHODS)
 
 
-@functools.lru_cache(maxsize=64)
-def _config_for(folder: str):  # -> dtype_lint.config.Config
-    from dtype_lint.config import Config, ConfigError, find_pyproject, load_config
-
-    try:
-        return load_config(find_pyproject([folder]))
-    except ConfigError:
-        # The CLI reports configuration errors; the plugin falls back to the defaults.
-        return Config()
+WORKER_VARIABLE = "DTYPE_LINT_MYPY_WORKER"  # "0": lint in mypy's own process
 
 
 class DtypeLintPlugin(Plugin):
@@ -86,6 +84,7 @@ class DtypeLintPlugin(Plugin):
         self._crashed = False
         self._searched = False  # whether _find_errors ran (at most once per run)
         self._test_crash = bool(os.environ.get(TEST_CRASH_VARIABLE))
+        self._worker = LintWorker() if os.environ.get(WORKER_VARIABLE, "1") != "0" else None
 
     # -- hooks ---------------------------------------------------------------------
 
@@ -103,6 +102,14 @@ class DtypeLintPlugin(Plugin):
         if fullname == typeaware.DATALOADER:
             return self._dataloader
         return None
+
+    def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
+        try:
+            if self._worker is not None and _users_source(file):
+                self._worker.submit(file.path)
+        except Exception as exc:
+            self._internal_error(file.path, exc, file)
+        return []
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
         try:
@@ -198,27 +205,18 @@ class DtypeLintPlugin(Plugin):
         errors = self._errors_for(file)
         if errors is None or path in errors.ignored_files:
             return
-        from dtype_lint.engine import LintError, applicable_rules, lint_source
-
-        config = _config_for(os.path.dirname(os.path.abspath(path)))
-        rules = config.rules_for(path)
-        text = _read(path)
+        codes = _codes_for(path)
+        text = read(path)
         if text is None:
             return
-        findings: dict[tuple[int, int, str], Finding] = {}
-        if applicable_rules(text, rules):
-            try:
-                linted = lint_source(text, path, rules, config.options)
-            except LintError:
-                linted = []  # a syntax error: mypy reports it itself
-            for f in linted:
-                if f.code == "DTL303" and _HELPER_REASON not in f.message:
-                    continue  # the type-aware hook decides cast-method calls
-                findings[(f.line, f.column, f.code)] = f
-        if any(r.doc.code == "DTL101" for r in rules) and "dtype" in text:
+        linted = self._worker.collect(path) if self._worker is not None else None
+        if linted is None:
+            linted = engine_findings(path, text)
+        findings = {(f.line, f.column, f.code): f for f in linted}
+        if "DTL101" in codes and "dtype" in text:
             local = local or typeaware.LocalCallables(file.defs)
             hits.update(((line, column, code), message) for line, column, code, message
-                        in typeaware.float32_fields(file.defs, config.options, local))
+                        in typeaware.float32_fields(file.defs, config_of(path).options, local))
         if hits:
             lines = _NEWLINE.split(text)
             for (line, column, code), message in hits.items():
@@ -276,18 +274,20 @@ class DtypeLintPlugin(Plugin):
 
 @functools.lru_cache(maxsize=1024)
 def _codes_for(path: str) -> frozenset[str]:
-    config = _config_for(os.path.dirname(os.path.abspath(path)))
-    return frozenset(rule.doc.code for rule in config.rules_for(path))
+    return frozenset(config_of(path).codes_for(path))
 
 
-def _read(path: str) -> str | None:
-    from dtype_lint.engine import LintError, Source
+_INSTALLED = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 
-    try:
-        with open(path, "rb") as handle:
-            return Source.from_bytes(handle.read()).text
-    except (OSError, LintError):
-        return None
+
+def _users_source(file: MypyFile) -> bool:
+    """A file mypy parsed from source that it may report on: not a stub, not an
+    installed package, not a tree read back from its cache."""
+    path = file.path
+    if path.endswith(".pyi") or getattr(file, "raw_data", None) is not None:
+        return False
+    full = os.path.abspath(path)
+    return not any(part in full for part in _INSTALLED) and not full.startswith(sys.base_prefix + os.sep)
 
 
 def _char_column(lines: list[str], line: int, byte_column: int) -> int:
@@ -323,9 +323,16 @@ class _reporting_into:
 
 
 def _find_errors(file: MypyFile) -> Errors | None:
-    # The module's build state holds the tree and the build manager, which holds the
-    # error list. gc only scans objects created since mypy's last gc.freeze(), so this
-    # is cheap, and it runs at most once per mypy run.
+    # The module's build state, which called this hook, holds the build manager, which
+    # holds the error list: look up the calling frames first, then (should mypy call
+    # the hook otherwise) the objects that refer to the tree. gc only scans objects
+    # created since mypy's last gc.freeze(); either runs at most once per mypy run.
+    frame = sys._getframe(1)
+    while frame is not None:
+        errors = getattr(getattr(frame.f_locals.get("self"), "manager", None), "errors", None)
+        if isinstance(errors, Errors):
+            return errors
+        frame = frame.f_back
     for holder in gc.get_referrers(file):
         manager = getattr(holder, "manager", None)
         errors = getattr(manager, "errors", None)

@@ -12,6 +12,8 @@ import os
 import re
 
 _RULE_MODULE = re.compile(r"^dtl(\d{3})_(\w+)\.py$")
+# The rules that run only when selected (their docs say `default_enabled=False`).
+OPT_IN_CODES = frozenset({"DTL304"})
 
 
 @functools.lru_cache(maxsize=1)

@@ -62,3 +62,9 @@ def test_rule_codes_from_file_names_match_the_rules():
     from dtype_lint.rule_codes import rule_codes
 
     assert rule_codes() == {rule.doc.code: rule.doc.name for rule in RULES}
+
+
+def test_opt_in_codes_match_the_rules():
+    from dtype_lint.rule_codes import OPT_IN_CODES
+
+    assert OPT_IN_CODES == {rule.doc.code for rule in RULES if not rule.doc.default_enabled}

@@ -26,7 +26,8 @@ import pytest
 
 pytest.importorskip("mypy.api")
 
-from dtype_lint.mypy_plugin import _HELPER_REASON, TEST_CRASH_VARIABLE  # noqa: E402
+from dtype_lint.mypy.lint import HELPER_REASON  # noqa: E402
+from dtype_lint.mypy_plugin import TEST_CRASH_VARIABLE  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 CONFIG = DATA / "mypy.ini"
@@ -239,7 +240,7 @@ def test_lines_and_columns_equal_the_cli(session_run: str, cli_findings: list[di
     for f in cli_findings:
         if Path(f["path"]).resolve() != path.resolve():
             continue
-        if f["code"] == "DTL303" and _HELPER_REASON not in f["message"]:
+        if f["code"] == "DTL303" and HELPER_REASON not in f["message"]:
             continue  # cast methods: the plugin decides by type, not by name
         if f"ignore[{f['code']}]" in source[f["line"] - 1]:
             continue  # silenced for mypy by `# type: ignore[code]`
@@ -350,3 +351,49 @@ def test_internal_error_becomes_one_note(tmp_path: Path) -> None:
     assert "RuntimeError: deliberate crash" in notes[0] and ": note: " in notes[0]
     assert "[assignment]" in output and dtl_errors(output) == set()
     assert status == 1
+
+
+def test_lint_worker_returns_the_engine_findings() -> None:
+    from dtype_lint.mypy.lint import engine_findings, read
+    from dtype_lint.mypy.worker import LintWorker
+
+    worker = LintWorker()
+    paths = [str(DATA / "engine_rules.py"), str(DATA / "no_torch.py")]
+    try:
+        for path in paths:
+            worker.submit(path)
+        for path in reversed(paths):  # collected in any order
+            got = worker.collect(path)
+            assert got is not None
+            expected = engine_findings(path, read(path) or "")
+            assert [(f.line, f.column, f.code, f.message) for f in got] == \
+                [(f.line, f.column, f.code, f.message) for f in expected]
+        assert worker.collect(str(DATA / "ignores.py")) is None  # never submitted
+    finally:
+        worker.close()
+
+
+def test_lint_worker_gone_means_lint_in_process() -> None:
+    from dtype_lint.mypy.worker import LintWorker
+
+    worker = LintWorker()
+    worker.submit(str(DATA / "no_torch.py"))
+    worker.collect(str(DATA / "no_torch.py"))
+    worker.close()  # the worker is killed: what is submitted next is not answered
+    path = str(DATA / "engine_rules.py")
+    worker.submit(path)
+    assert worker.collect(path) is None
+
+
+def test_worker_and_in_process_report_alike(session_run: str, cache: Path, work: Path) -> None:
+    # Fresh copies, checked against the session's cache (torch comes from it), once with
+    # the worker and once in mypy's own process.
+    source = (DATA / "engine_rules.py").read_text(encoding="utf-8")
+    found = []
+    for name, env in (("via_worker", {}), ("in_process", {"DTYPE_LINT_MYPY_WORKER": "0"})):
+        path = work / f"{name}.py"
+        write(path, source)
+        stdout, stderr, _ = api_run(str(path), cache=cache, env=env)
+        assert "Traceback" not in stdout + stderr
+        found.append({(line, column, code) for _, line, column, code in dtl_errors(stdout, path)})
+    assert found[0] == found[1] != set()

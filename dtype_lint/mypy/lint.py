@@ -1,0 +1,61 @@
+"""The engine's findings for one file, as the mypy plugin reports them.
+
+Shared by the plugin (in mypy's process) and its lint worker (:mod:`.worker`); imports
+neither mypy nor, until a file needs parsing, LibCST.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from dtype_lint.finding import Finding
+
+# The LibCST rule's DTL303 reasons that come from cast helpers, which stay the engine's:
+# every other DTL303 (a cast-method call) is the plugin's type-aware hook's.
+HELPER_REASON = "() casts it whole)"
+
+
+@functools.lru_cache(maxsize=64)
+def config_for(folder: str):  # -> dtype_lint.config.Config
+    from dtype_lint.config import Config, ConfigError, find_pyproject, load_config
+
+    try:
+        return load_config(find_pyproject([folder]))
+    except ConfigError:
+        # The CLI reports configuration errors; the plugin falls back to the defaults.
+        return Config()
+
+
+def config_of(path: str):  # -> dtype_lint.config.Config
+    return config_for(os.path.dirname(os.path.abspath(path)))
+
+
+def read(path: str) -> str | None:
+    from dtype_lint.engine import LintError, Source
+
+    try:
+        with open(path, "rb") as handle:
+            return Source.from_bytes(handle.read()).text
+    except (OSError, LintError):
+        return None
+
+
+def engine_findings(path: str, text: str) -> list[Finding]:
+    """The shared engine's findings that the plugin reports (syntax errors are mypy's)."""
+    from dtype_lint import prefilter
+    from dtype_lint.engine import LintError, lint_source
+
+    config = config_of(path)
+    codes = config.codes_for(path)
+    if not codes:
+        return []
+    if prefilter.enabled():
+        reduced = prefilter.reduce_source(text, codes, config.options)
+        if reduced is not None and not reduced.text:
+            return []  # nothing to find: LibCST and the rules need not even be imported
+    try:
+        linted = lint_source(text, path, config.rules_for(path), config.options)
+    except LintError:
+        return []
+    return [f for f in linted if f.code != "DTL303" or HELPER_REASON in f.message]
