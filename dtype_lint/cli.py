@@ -164,12 +164,12 @@ def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
     findings: list[Finding] = []
     try:
         source = Source.from_bytes(data)
-        findings = lint_source(source.text, path, config.rules_for(path), config.options)
+        findings = lint_source(source.text, path, config.codes_for(path), config.options)
         if fixing and not args.diff:
             fixes = applicable(findings, args.unsafe_fixes)
             new = fixed_text(source.text, fixes) if fixes else source.text
             sys.stdout.buffer.write(source.encode(new))
-            findings = lint_source(new, path, config.rules_for(path), config.options)
+            findings = lint_source(new, path, config.codes_for(path), config.options)
             _report(args, findings, errors, stream=sys.stderr)
             return _exit_code(args, findings, errors)
         if args.diff:
@@ -191,7 +191,7 @@ def _fix_file(result: FileResult, config: Config, args: argparse.Namespace) -> F
         assert result.data is not None and result.source is not None
         new_text = fixed.source.text
         write_atomic(result.path, result.source.encode(new_text), result.data)
-        remaining = lint_source(new_text, result.path, config.rules_for(result.path), config.options)
+        remaining = lint_source(new_text, result.path, config.codes_for(result.path), config.options)
     except (LintError, OSError) as exc:
         reason = str(exc) if isinstance(exc, LintError) else f"cannot write: {exc.strerror}"
         return FileResult(result.path, result.findings, FileError(result.path, reason))

@@ -39,16 +39,25 @@ def _walk(top: str, exclude: pathspec.PathSpec, root_abs: str) -> Iterator[str |
     for folder, dirs, files in os.walk(top, onerror=on_error):
         yield from errors
         errors.clear()
+        base = _relative(folder, root_abs)  # once per folder, not per file
         dirs[:] = sorted(
             d for d in dirs
-            if not os.path.islink(os.path.join(folder, d))
-            and not _excluded(os.path.join(folder, d), exclude, root_abs, is_dir=True)
+            if not os.path.islink(os.path.join(folder, d)) and not exclude.match_file(f"{base}{d}/")
         )
         for name in sorted(files):
-            full = os.path.join(folder, name)
-            if name.endswith((".py", ".pyi")) and not _excluded(full, exclude, root_abs, is_dir=False):
-                yield os.path.normpath(full)
+            if name.endswith((".py", ".pyi")) and not exclude.match_file(base + name):
+                yield os.path.normpath(os.path.join(folder, name))
     yield from errors
+
+
+def _relative(folder: str, root_abs: str) -> str:
+    """The folder relative to the root, in posix form with a trailing slash: what its
+    entries' names are matched after ("" for the root itself, and, as for a path named
+    outside the root, for a folder outside it: its entries match by their own names)."""
+    relative = os.path.relpath(os.path.abspath(folder), root_abs)
+    if relative == "." or relative.startswith(".."):
+        return ""
+    return Path(relative).as_posix() + "/"
 
 
 def _excluded(path: str, exclude: pathspec.PathSpec, root_abs: str, is_dir: bool) -> bool:

@@ -12,10 +12,11 @@ needs them, and importing LibCST alone takes about a quarter of a second.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import re
 import tokenize
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from dtype_lint import prefilter
 from dtype_lint.finding import Edit, Finding, Fix
@@ -84,36 +85,47 @@ def parse(text: str) -> cst.Module:
 
 
 def lint_source(
-    text: str, path: str, rules: tuple[type[Rule], ...], options: Options, use_prefilter: bool | None = None,
-    tree: ast.Module | None = None,
+    text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str], options: Options,
+    use_prefilter: bool | None = None, tree: ast.Module | None = None,
 ) -> list[Finding]:
     """All findings of ``rules`` in ``text``, sorted, with suppressions applied.
 
-    ``use_prefilter`` (default: on unless ``DTYPE_LINT_PREFILTER=0``) only changes how
-    much is parsed, never the findings; off, every rule runs on the whole file. ``tree``
-    is the text's ``ast`` where the caller has parsed it already (flake8), which spares
-    the prefilter its own parse.
+    ``rules`` are rule classes or their codes; given codes, the rules (and LibCST) are
+    imported only once a file may hold a finding, so a run over clean files never pays
+    for them. ``use_prefilter`` (default: on unless ``DTYPE_LINT_PREFILTER=0``) only
+    changes how much is parsed, never the findings; off, every rule runs on the whole
+    file. ``tree`` is the text's ``ast`` where the caller has parsed it already (flake8),
+    which spares the prefilter its own parse.
     """
-    if file_is_exempt(text):
+    if file_is_exempt(text) or not rules:
         return []
     if use_prefilter is None:
         use_prefilter = prefilter.enabled()
     if not use_prefilter:
-        return _lint_module(parse(text), text, path, list(rules), options, None, text)
-    reduced = prefilter.reduce_source(text, [rule.doc.code for rule in rules], options, tree)
+        return _lint_module(parse(text), text, path, _classes(rules), options, None, text)
+    codes = [r if isinstance(r, str) else r.doc.code for r in rules]
+    reduced = prefilter.reduce_source(text, codes, options, tree)
     if reduced is None:
-        selected = applicable_rules(text, rules)
+        selected = applicable_rules(text, _classes(rules))
         return _lint_module(parse(text), text, path, selected, options, None, text) if selected else []
     if not reduced.text:
         return []
-    selected = [rule for rule in rules if rule.doc.code in reduced.codes]
+    selected = [rule for rule in _classes(rules) if rule.doc.code in reduced.codes]
     try:
         module = parse(reduced.text)
     except LintError:
         # LibCST rejects something ast accepted: let the whole file decide (and word
         # the error against the file's own lines).
-        return _lint_module(parse(text), text, path, list(rules), options, None, text)
+        return _lint_module(parse(text), text, path, _classes(rules), options, None, text)
     return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text)
+
+
+def _classes(rules: Sequence[type[Rule]] | Sequence[str]) -> list[type[Rule]]:
+    if not any(isinstance(r, str) for r in rules):
+        return list(rules)  # type: ignore[arg-type]
+    from dtype_lint.rules import RULES_BY_CODE
+
+    return [RULES_BY_CODE[r] if isinstance(r, str) else r for r in rules]
 
 
 def _lint_module(
@@ -139,42 +151,120 @@ def _lint_module(
     return _to_findings(module, text, path, reports, statement_of, line_map, parsed_text)
 
 
-def _positions(module: cst.Module, parsed_text: str, statements: set[int]) -> Callable[[cst.CSTNode], CodeRange]:
-    """Where nodes of the given top-level statements lie in ``parsed_text``.
+def _positions(
+    module: cst.Module, parsed_text: str, wanted: dict[int, list[cst.CSTNode]]
+) -> Callable[[cst.CSTNode], CodeRange]:
+    """Where the ``wanted`` nodes (by index of the top-level statement holding them) lie
+    in ``parsed_text``.
 
     LibCST finds positions by generating the code of the whole module, which costs about
-    a parse; here only the statements holding findings are generated, each shifted to
-    the line CPython's ``ast`` gives it. Falls back to the whole module wherever the two
-    parsers do not line up (``\r`` line ends, where their line counts may differ)."""
-    from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+    a parse; here only what holds a finding is generated (the statement, or for a class,
+    its header and the members that do), shifted to the line CPython's ``ast`` gives it.
+    Falls back to the whole module wherever the two parsers do not line up (``\r`` line
+    ends, where their line counts may differ)."""
+    from libcst.metadata import CodePosition, CodeRange
 
+    @functools.lru_cache(maxsize=1)
     def whole() -> Callable[[cst.CSTNode], CodeRange]:
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider).__getitem__
+        return _resolve_positions(module).__getitem__
 
-    if "\r" in parsed_text:
-        return whole()
-    starts = _statement_lines(module, parsed_text)
+    starts = None if "\r" in parsed_text else _statement_lines(module, parsed_text)
     if starts is None:
         return whole()
     found: dict[cst.CSTNode, CodeRange] = {}
-    for index in sorted(statements):
+
+    def place(statement: cst.BaseStatement, anchors: list[tuple]) -> list[cst.CSTNode]:
+        """Record the anchored nodes' positions; return those the statement lacks."""
+        positions = _resolve_positions(module.with_changes(header=(), body=(statement,), footer=()))
+        missing = []
+        for anchor, anchor_line, inside in anchors:
+            shift = anchor_line - positions[anchor].start.line
+            for node in inside:
+                where = positions.get(node)
+                if where is None:
+                    missing.append(node)
+                    continue
+                found[node] = CodeRange(CodePosition(where.start.line + shift, where.start.column),
+                                        CodePosition(where.end.line + shift, where.end.column))
+        return missing
+
+    for index, nodes in sorted(wanted.items()):
         statement = module.body[index]
-        alone = module.with_changes(header=(), body=(statement,), footer=())
-        positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        shift = starts[index] - positions[statement].start.line
-        for node, where in positions.items():
-            found[node] = CodeRange(CodePosition(where.start.line + shift, where.start.column),
-                                    CodePosition(where.end.line + shift, where.end.column))
+        line, tree = starts[index]
+        missing = place(*_reduce(statement, tree, line, nodes))
+        if missing:  # whitespace of a member left out, or the statement node itself
+            place(statement, [(statement, line, missing)])
     return lambda node: found[node] if node in found else whole()(node)
 
 
-def _statement_lines(module: cst.Module, parsed_text: str) -> list[int] | None:
-    """The first line of each of the module's top-level statements, from CPython's ast
-    (a line of several simple statements is one LibCST statement); None if they differ."""
+def _reduce(statement: cst.CSTNode, tree: ast.stmt, line: int, nodes: Sequence[cst.CSTNode]) -> tuple:
+    """The statement with only the body members that hold ``nodes`` (at any depth of
+    classes and functions), and (anchor, its first line, the nodes placed from it)
+    triples: each kept member is an anchor, the statement itself anchors the rest (its
+    header: decorators, bases, parameters). Code is then generated only for those."""
     import ast
-    import warnings
 
     import libcst as cst
+
+    splittable = (isinstance(statement, (cst.ClassDef, cst.FunctionDef)) and isinstance(statement.body, cst.IndentedBlock)
+                  and isinstance(tree, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
+    lines = _aligned(statement.body.body, tree.body) if splittable else None  # type: ignore[union-attr]
+    if lines is None:
+        return statement, [(statement, line, list(nodes))]
+    left = set(nodes)
+    kept: list[cst.CSTNode] = []
+    anchors: list[tuple] = []
+    for member, (member_line, member_tree) in zip(statement.body.body, lines):  # type: ignore[union-attr]
+        inside = left.intersection(_subtree(member)) if left else set()
+        if inside:
+            reduced, member_anchors = _reduce(member, member_tree, member_line, list(inside))
+            kept.append(reduced)
+            anchors += member_anchors
+            left -= inside
+    body = statement.body.with_changes(body=tuple(kept) or statement.body.body[:1])  # type: ignore[union-attr]
+    reduced_statement = statement.with_changes(body=body)
+    anchors.append((reduced_statement, line, [n for n in nodes if n in left]))
+    return reduced_statement, anchors
+
+
+def _resolve_positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """PositionProvider's positions of every node of ``module``.
+
+    ``MetadataWrapper.resolve`` also runs a batched visit of the whole tree for batchable
+    providers, even when there are none, which costs as much again as the code
+    generation that finds the positions; the provider is asked directly, through the
+    wrapper's public resolve only if that ever stops working."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    try:
+        return PositionProvider()._gen(wrapper)
+    except (AttributeError, TypeError):
+        return wrapper.resolve(PositionProvider)
+
+
+def _subtree(node: cst.CSTNode):
+    from dtype_lint.traversal import child_fields
+
+    import libcst as cst
+
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in child_fields(type(node)):
+            value = getattr(node, field)
+            if isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+            elif isinstance(value, cst.CSTNode):
+                stack.append(value)
+
+
+def _statement_lines(module: cst.Module, parsed_text: str) -> list[tuple[int, ast.stmt]] | None:
+    """The first line of each of the module's top-level statements, with the matching
+    ``ast`` statement, from CPython's ast; None if the two do not line up."""
+    import ast
+    import warnings
 
     try:
         with warnings.catch_warnings():
@@ -182,21 +272,34 @@ def _statement_lines(module: cst.Module, parsed_text: str) -> list[int] | None:
             body = ast.parse(parsed_text).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    starts: list[int] = []
+    return _aligned(module.body, body)
+
+
+def _aligned(statements: Sequence[cst.CSTNode], body: list[ast.stmt]) -> list[tuple[int, ast.stmt]] | None:
+    """(first line, ast statement) for each LibCST statement of a body; a line of
+    several simple statements is one LibCST statement and several ast ones."""
+    import libcst as cst
+
+    out: list[tuple[int, ast.stmt]] = []
     position = 0
-    for statement in module.body:
+    for statement in statements:
         if position >= len(body):
             return None
-        starts.append(body[position].lineno)
+        out.append((body[position].lineno, body[position]))
         position += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-    return starts if position == len(body) else None
+    return out if position == len(body) else None
 
 
 def _to_findings(
     module: cst.Module, text: str, path: str, reports: list[Report], statement_of: list[int],
     line_map: Sequence[int] | None, parsed_text: str,
 ) -> list[Finding]:
-    positions = _positions(module, parsed_text, set(statement_of))
+    wanted: dict[int, list[cst.CSTNode]] = {}
+    for report, index in zip(reports, statement_of):
+        wanted.setdefault(index, []).append(report.node)
+        if report.replace is not None:
+            wanted[index].append(report.replace[0])
+    positions = _positions(module, parsed_text, wanted)
     lines = NEWLINE.split(text)
 
     def line_of(reduced_line: int) -> int:

@@ -42,12 +42,12 @@ class DtypeLintChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         folder = os.path.dirname(os.path.abspath(self.filename)) if self.filename not in ("-", "stdin") else "."
         config = _config_for(folder)
-        rules = config.rules_for(self.filename)
+        codes = config.codes_for(self.filename)
         text = "".join(self.lines)
         try:
             # flake8 parsed "".join(lines) already: the prefilter reuses its tree.
             tree = self.tree if isinstance(self.tree, ast.Module) else None
-            findings = lint_source(text, self.filename, rules, config.options, tree=tree)
+            findings = lint_source(text, self.filename, codes, config.options, tree=tree)
         except LintError:
             return  # flake8 reports syntax errors itself (E999)
         for f in findings:

@@ -72,7 +72,7 @@ def lint_path(path: str, config: Config) -> FileResult:
     try:
         data = read_file(path)
         source = Source.from_bytes(data)
-        findings = lint_source(source.text, path, config.rules_for(path), config.options)
+        findings = lint_source(source.text, path, config.codes_for(path), config.options)
     except LintError as exc:
         return FileResult(path, [], FileError(path, str(exc)))
     except Exception as exc:  # a bug of ours must cost one file, not the whole run

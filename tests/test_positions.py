@@ -1,4 +1,4 @@
-"""Positions found statement by statement equal LibCST's whole-module positions."""
+"""Positions found per statement (or per class member) equal LibCST's whole-module ones."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dtype_lint.engine import _positions, _statement_lines
+from dtype_lint.engine import _positions, _reduce, _statement_lines, _subtree
 
 FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
 LAYOUTS = {
     "header comments and blank lines": "# a\n\n# b\n\nimport torch\n\n\nx = 1; y = torch.float32\n",
     "decorators and a docstring": '"""doc"""\n@a\n@b(\n  1)\ndef f(x=torch.float32):\n    return x\n',
     "continuations": "x = (1,\n     2)\ny = \\\n  3\nclass A:\n    z = [\n  4]\n",
+    "class members": (
+        "@dec\nclass A(B):\n    '''doc'''\n\n    # c\n    x: int = 1; y = 2\n\n    @property\n"
+        "    def f(self,\n          a=torch.float32):\n        return (a,\n  b)\n    class C: pass\n"
+    ),
     "several statements on a line": "a = 1; b = 2; c = 3\nif a: d = 4\nelse: d = 5\n",
     "no trailing newline": "def f():\n    return torch.float32",
     "tabs and form feeds": "if x:\n\ty = 1\n\x0c\nz = 2\n",
@@ -26,16 +30,26 @@ def _cases() -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("name,source", _cases(), ids=[name for name, _ in _cases()])
-def test_statement_positions_equal_whole_module(name: str, source: str) -> None:
+def test_positions_equal_whole_module(name: str, source: str) -> None:
     module = cst.parse_module(source)
     assert _statement_lines(module, source) is not None  # not the whole-module fallback
     whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    by_statement = _positions(module, source, set(range(len(module.body))))
+    # Every node of every statement: each statement is placed whole.
+    wanted = {i: [n for n in _descendants(s) if n in whole] for i, s in enumerate(module.body)}
+    # Code nodes inside classes' members only (what rules report): the class header and
+    # those members are placed.
+    members = {i: [n for m in s.body.body for n in _subtree(m)]
+               for i, s in enumerate(module.body) if isinstance(s, cst.ClassDef)}
+    lines = _statement_lines(module, source)
+    for i, nodes in members.items():  # split, not placed whole
+        _, anchors = _reduce(module.body[i], lines[i][1], lines[i][0], nodes)
+        assert len(anchors) > 1 and not anchors[-1][2]
     checked = 0
-    for statement in module.body:
-        for node in _descendants(statement):
-            if node in whole:
-                assert by_statement(node) == whole[node], (name, type(node).__name__)
+    for nodes_by_statement in (wanted, members):
+        found = _positions(module, source, nodes_by_statement)
+        for nodes in nodes_by_statement.values():
+            for node in nodes:
+                assert found(node) == whole[node], (name, type(node).__name__)
                 checked += 1
     assert checked > 0
 

@@ -43,19 +43,12 @@ def read(path: str) -> str | None:
 
 def engine_findings(path: str, text: str) -> list[Finding]:
     """The shared engine's findings that the plugin reports (syntax errors are mypy's)."""
-    from dtype_lint import prefilter
     from dtype_lint.engine import LintError, lint_source
 
     config = config_of(path)
     codes = config.codes_for(path)
-    if not codes:
-        return []
-    if prefilter.enabled():
-        reduced = prefilter.reduce_source(text, codes, config.options)
-        if reduced is not None and not reduced.text:
-            return []  # nothing to find: LibCST and the rules need not even be imported
     try:
-        linted = lint_source(text, path, config.rules_for(path), config.options)
+        linted = lint_source(text, path, codes, config.options)
     except LintError:
         return []
     return [f for f in linted if f.code != "DTL303" or HELPER_REASON in f.message]
