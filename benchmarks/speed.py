@@ -57,6 +57,11 @@ def main() -> int:
     parser.add_argument("--anchors", type=Path, default=ROOT / ".bench-cache" / "anchors")
     args = parser.parse_args()
     args.anchors = args.anchors.resolve()  # the rows run from another folder
+    # As installed by pip: byte-compiled, so that no row pays for compiling dtype-lint's
+    # modules (PYTHONDONTWRITEBYTECODE would otherwise make every run compile them).
+    import dtype_lint
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(dtype_lint.__file__).parent)], check=True)
     corpus = args.corpus or fetch_corpus(ROOT / ".bench-cache" / "perf-corpus")
     rows: list[tuple[str, str, float | None, str, str]] = []
     identical = True
