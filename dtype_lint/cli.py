@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import json
 import os
 import sys
 from pathlib import Path
 
-from dtype_lint import __version__, prefilter
+from dtype_lint import __version__, prefilter_switch
 from dtype_lint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from dtype_lint.cache import Cache
 from dtype_lint.config import Config, ConfigError, find_pyproject, load_config, validate_selector
@@ -148,7 +147,7 @@ def _check(args: argparse.Namespace) -> int:
         folder = args.cache_dir or os.path.join(config.root, DEFAULT_CACHE_DIR)
         cache = Cache(folder, f"{config.fingerprint()}\0prefilter={not args.no_prefilter}")
     jobs = args.jobs or default_jobs()
-    with prefilter.switched(not args.no_prefilter):
+    with prefilter_switch.switched(not args.no_prefilter):
         results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing)
     if fixing:
         results = [_fix_file(r, config, args) for r in results]
@@ -211,6 +210,8 @@ def _fix_text(result: FileResult, args: argparse.Namespace) -> FileResult:
     if args.diff:
         old_lines = [l + "\n" for l in NEWLINE.split(result.source.text)]
         new_lines = [l + "\n" for l in NEWLINE.split(new_text)]
+        import difflib
+
         sys.stdout.writelines(difflib.unified_diff(old_lines, new_lines, f"a/{result.path}", f"b/{result.path}"))
         return result
     unfixed = [f for f in result.findings if f not in fixes]

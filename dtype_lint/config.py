@@ -9,14 +9,8 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Iterable
 
-import pathspec
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from dtype_lint.options import OPTION_KEYS, Options
+from dtype_lint.excludes import Excludes
 from dtype_lint.rule_codes import OPT_IN_CODES, rule_codes
 
 if TYPE_CHECKING:
@@ -81,8 +75,8 @@ class Config:
         codes = self.codes_for(path)
         return tuple(r for r in RULES if r.doc.code in codes)
 
-    def exclude_spec(self) -> pathspec.PathSpec:
-        return pathspec.GitIgnoreSpec.from_lines(self.exclude)
+    def exclude_spec(self) -> Excludes:
+        return Excludes(self.exclude)
 
     def fingerprint(self) -> str:
         """A stable text that changes whenever the effective configuration changes."""
@@ -129,6 +123,11 @@ def load_config(path: Path | None) -> Config:
     """Read and validate the table; ``None`` gives the defaults."""
     if path is None:
         return Config()
+    # Imported here: a run with no configuration file never needs it.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:

@@ -6,13 +6,12 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-import pathspec
-
+from dtype_lint.excludes import Excludes
 from dtype_lint.finding import FileError
 
 
 def discover(
-    paths: list[str], exclude: pathspec.PathSpec, root: str, force_exclude: bool = False
+    paths: list[str], exclude: Excludes, root: str, force_exclude: bool = False
 ) -> Iterator[str | FileError]:
     """Yield each Python file to lint, or a FileError for a path that cannot be.
 
@@ -31,7 +30,7 @@ def discover(
             yield FileError(path, "no such file or directory")
 
 
-def _walk(top: str, exclude: pathspec.PathSpec, root_abs: str) -> Iterator[str | FileError]:
+def _walk(top: str, exclude: Excludes, root_abs: str) -> Iterator[str | FileError]:
     def on_error(exc: OSError) -> None:
         errors.append(FileError(exc.filename or top, f"cannot list directory: {exc.strerror}"))
 
@@ -60,7 +59,7 @@ def _relative(folder: str, root_abs: str) -> str:
     return Path(relative).as_posix() + "/"
 
 
-def _excluded(path: str, exclude: pathspec.PathSpec, root_abs: str, is_dir: bool) -> bool:
+def _excluded(path: str, exclude: Excludes, root_abs: str, is_dir: bool) -> bool:
     relative = os.path.relpath(os.path.abspath(path), root_abs)
     if relative.startswith(".."):
         relative = os.path.basename(path)

@@ -18,7 +18,7 @@ import re
 import tokenize
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from dtype_lint import prefilter
+from dtype_lint import prefilter_switch
 from dtype_lint.finding import Edit, Finding, Fix
 from dtype_lint.guards import check_depth
 from dtype_lint.options import Options
@@ -100,9 +100,11 @@ def lint_source(
     if file_is_exempt(text) or not rules:
         return []
     if use_prefilter is None:
-        use_prefilter = prefilter.enabled()
+        use_prefilter = prefilter_switch.enabled()
     if not use_prefilter:
         return _lint_module(parse(text), text, path, _classes(rules), options, None, text)
+    from dtype_lint import prefilter
+
     codes = [r if isinstance(r, str) else r.doc.code for r in rules]
     reduced = prefilter.reduce_source(text, codes, options, tree)
     if reduced is None:

@@ -7,11 +7,10 @@ round trip. Workers import LibCST themselves; the parent never needs it.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from typing import TYPE_CHECKING
 
-from dtype_lint import prefilter
+from dtype_lint import prefilter_switch
 
 if TYPE_CHECKING:
     from dtype_lint.cache import Cache
@@ -43,8 +42,10 @@ def lint_files(paths: list[str], config: Config, jobs: int, cache: Cache | None,
     size = max(1, min(16, len(paths) // (jobs * 8)))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     results: list[FileResult] = []
+    import multiprocessing  # only when a pool is needed: not in a run answered from the cache
+
     with multiprocessing.get_context().Pool(
-        jobs, initializer=_init, initargs=(config, cache, keep_source, prefilter.enabled())
+        jobs, initializer=_init, initargs=(config, cache, keep_source, prefilter_switch.enabled())
     ) as pool:
         for chunk in pool.imap(_lint_chunk, chunks):
             results.extend(chunk)
@@ -54,7 +55,7 @@ def lint_files(paths: list[str], config: Config, jobs: int, cache: Cache | None,
 def _init(config: Config, cache: Cache | None, keep_source: bool, use_prefilter: bool) -> None:
     global _worker
     _worker = (config, cache, keep_source)
-    os.environ[prefilter.ENV_SWITCH] = "1" if use_prefilter else "0"
+    os.environ[prefilter_switch.ENV_SWITCH] = "1" if use_prefilter else "0"
 
 
 def _lint_chunk(paths: list[str]) -> list[FileResult]:

@@ -30,18 +30,14 @@ identical with and without the prefilter on the fixtures and every rule example,
 from __future__ import annotations
 
 import ast
-import contextlib
 import dataclasses
 import functools
-import os
 import re
 import warnings
 from typing import Callable, Iterable, Iterator
 
 from dtype_lint import shapes
 
-# Set to "0" to parse every file whole with every selected rule (for comparisons).
-ENV_SWITCH = "DTYPE_LINT_PREFILTER"
 
 _FLOAT_ATTR = re.compile(r"float\b(?!\s*\()")  # torch.float, not a float(...) call
 _SINGLE = re.compile(r"single\b")
@@ -81,24 +77,6 @@ class Reduced:
     text: str
     lines: tuple[int, ...]  # lines[i] is the original line of reduced line i + 1 (0: synthetic)
     codes: frozenset[str] = frozenset()  # the rules that can find something in it
-
-
-def enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "1") != "0"
-
-
-@contextlib.contextmanager
-def switched(on: bool) -> Iterator[None]:
-    """Turn the prefilter on or off for this process and the workers it starts."""
-    before = os.environ.get(ENV_SWITCH)
-    os.environ[ENV_SWITCH] = "1" if on else "0"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[ENV_SWITCH]
-        else:
-            os.environ[ENV_SWITCH] = before
 
 
 def _literals(patterns: Iterable[str]) -> list[str] | None:
