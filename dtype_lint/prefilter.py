@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import itertools
 import re
 import warnings
 from typing import Callable, Iterable, Iterator
@@ -46,7 +47,7 @@ _BARE_IMPORT = re.compile(r"\bimport\s+(?:\([^)]*|[^\n;]*)\b(?:float|single)\b")
 _DTYPE_WORD = re.compile(r"dtype|float|half|double|bfloat16|single|getattr")
 _CAST_METHOD = re.compile(r"\.\s*(?:half|bfloat16|double|float)\s*\(")
 _TYPE_CAST = re.compile(r"\.\s*(?:to|type|astype)\s*\(")
-_SINKS = re.compile(r"spawn|start_processes|Process|Pool")
+_SINK_WORDS = ("spawn", "start_processes", "Process", "Pool")
 _ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)")
 _FORWARD_STORE = re.compile(r"\.\s*forward\s*=(?!=)")
 _TREE_MAP = re.compile(r"tree_map|tree\.map|map_with_path")
@@ -188,7 +189,7 @@ def _narrow_trigger(code: str, options) -> Predicate | None:
         if sinks is None:
             return None
         extra = _words(sinks)
-        return lambda t, lc, u: lc and bool(_SINKS.search(t) or extra.search(t))
+        return lambda t, lc, u: lc and (any(w in t for w in _SINK_WORDS) or bool(extra.search(t)))
     if code == "DTL202":
         return lambda t, lc, u: lc and "DataLoader" in t
     if code == "DTL203":
@@ -268,10 +269,7 @@ class _Planner:
             else:
                 self.leaves.append(((index, -1), unit))
         self.texts = ["\n".join(lines[leaf.start - 1:leaf.end]) for _, leaf in self.leaves]
-        self.binds = [
-            set(_DEF_NAME.findall(text)) if leaf.is_function else _binds(leaf)
-            for (_, leaf), text in zip(self.leaves, self.texts)
-        ]
+        self._binds: dict[int, set[str]] = {}
         self._mentions: dict[int, set[str]] = {}
         self._syntax: dict[int, Syntax] = {}
         self.stubs: dict[tuple[int, int], int] = {}  # kept functions whose body gives way to `pass`
@@ -280,6 +278,13 @@ class _Planner:
         self._aliases: re.Pattern[str] | None = None
         self.tainted = self._taint(import_words)
         self.tainted_words = _words(sorted(self.tainted), whole=True) if self.tainted else None
+
+    def binds(self, position: int) -> set[str]:
+        """The names a leaf binds where FileContext looks them up (see _binds)."""
+        if position not in self._binds:
+            leaf = self.leaves[position][1]
+            self._binds[position] = set(_DEF_NAME.findall(self.texts[position])) if leaf.is_function else _binds(leaf)
+        return self._binds[position]
 
     def mentions(self, position: int) -> set[str]:
         """The names a leaf reads or binds (not attribute names): what it may look up."""
@@ -294,8 +299,8 @@ class _Planner:
 
     def function_text(self, name: str) -> str:
         """The text of every leaf defining a function (at any depth) called ``name``."""
-        return "\n".join(text for (_, leaf), text, binds in zip(self.leaves, self.texts, self.binds)
-                         if leaf.is_function and name in binds)
+        return "\n".join(text for position, ((_, leaf), text) in enumerate(zip(self.leaves, self.texts))
+                         if leaf.is_function and name in self.binds(position))
 
     def reduce(self) -> Reduced:
         keep: set[tuple[int, int]] = set()
@@ -312,7 +317,7 @@ class _Planner:
             names = needed - done
             done |= names
             for position, (key, leaf) in enumerate(self.leaves):
-                if key not in keep and self.binds[position] & names:
+                if key not in keep and self.binds(position) & names:
                     body = self._stub_body(position, leaf)
                     if body is None:
                         self._keep(position, key, keep, headers, needed)
@@ -401,32 +406,32 @@ class _Planner:
         text), dataset classes (their header), and names bound from those, to a fixpoint."""
         tainted: dict[str, str] = {}
         follow: list[tuple[set[str], set[str], str]] = []  # (bound names, names in the value, its text)
-        roots = [leaf.nodes for _, leaf in self.leaves if not leaf.is_function]
-        roots += [(self.units[index].node,) for index in self.members]  # split classes' headers
-        for nodes in roots:
-            for node in _outside_functions(nodes):
-                if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    module = getattr(node, "module", None) or ""
-                    for alias in node.names:
-                        qualified = f"{module}.{alias.name}" if module else alias.name
-                        local = alias.asname or alias.name.split(".")[0]
-                        renamed = local != qualified.rsplit(".", 1)[-1] or local in _BARE_DTYPES
-                        if (renamed and _TAINT.search(qualified)) or import_words.search(qualified):
-                            tainted[local] = qualified
-                            self.imported[local] = qualified
-                elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-                    text = "\n".join(self.lines[node.lineno - 1:node.end_lineno])
-                    if _BOUND_VALUE.search(text):
-                        tainted.update(dict.fromkeys(bound, text))
-                    follow.append((bound, {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}, text))
-                elif isinstance(node, ast.ClassDef):
-                    header = {n.id for part in node.bases for n in ast.walk(part) if isinstance(n, ast.Name)}
-                    text = " ".join(shapes.lines_of(b, self.lines) for b in node.bases)
-                    if "Dataset" in text:
-                        tainted[node.name] = text
-                    follow.append(({node.name}, header, text))
+        # Split classes: their header only (their members are leaves of their own).
+        headers = [self.units[index].node for index in self.members]
+        below = (node for _, leaf in self.leaves if not leaf.is_function for node in _outside_functions(leaf.nodes))
+        for node in itertools.chain(headers, below):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = getattr(node, "module", None) or ""
+                for alias in node.names:
+                    qualified = f"{module}.{alias.name}" if module else alias.name
+                    local = alias.asname or alias.name.split(".")[0]
+                    renamed = local != qualified.rsplit(".", 1)[-1] or local in _BARE_DTYPES
+                    if (renamed and _TAINT.search(qualified)) or import_words.search(qualified):
+                        tainted[local] = qualified
+                        self.imported[local] = qualified
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                text = "\n".join(self.lines[node.lineno - 1:node.end_lineno])
+                if _BOUND_VALUE.search(text):
+                    tainted.update(dict.fromkeys(bound, text))
+                follow.append((bound, {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}, text))
+            elif isinstance(node, ast.ClassDef):
+                header = {n.id for part in node.bases for n in ast.walk(part) if isinstance(n, ast.Name)}
+                text = " ".join(shapes.lines_of(b, self.lines) for b in node.bases)
+                if "Dataset" in text:
+                    tainted[node.name] = text
+                follow.append(({node.name}, header, text))
         changed = bool(tainted)
         while changed:
             changed = False
