@@ -85,6 +85,8 @@ class DtypeLintPlugin(Plugin):
         self._searched = False  # whether _find_errors ran (at most once per run)
         self._test_crash = bool(os.environ.get(TEST_CRASH_VARIABLE))
         self._worker = LintWorker() if os.environ.get(WORKER_VARIABLE, "1") != "0" else None
+        if self._worker is not None:
+            self._worker.start()
 
     # -- hooks ---------------------------------------------------------------------
 
