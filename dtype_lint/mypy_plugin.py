@@ -91,6 +91,7 @@ class DtypeLintPlugin(Plugin):
     # -- hooks ---------------------------------------------------------------------
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        self._note_errors()
         method = fullname.rpartition(".")[2]
         if method in _METHOD_HOOKS:
             return functools.partial(self._method_call, method)
@@ -99,6 +100,7 @@ class DtypeLintPlugin(Plugin):
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        self._note_errors()
         if fullname in typeaware.SINK_FUNCTIONS:
             return functools.partial(self._sink_function, fullname)
         if fullname == typeaware.DATALOADER:
@@ -236,6 +238,14 @@ class DtypeLintPlugin(Plugin):
             for f in findings:
                 errors.report(f.line, f.column - 1, f"{f.message}", code=_error_code(f.code),
                               end_line=f.end_line, end_column=f.end_column - 1)
+
+    def _note_errors(self) -> None:
+        """mypy asks for hooks while it type-checks, with its checker at hand: the error
+        list is taken from there, once, so that finding it later is seldom needed."""
+        if self._errors is None:
+            checker = checker_state.type_checker
+            if checker is not None:
+                self._errors = checker.msg.errors
 
     def _errors_for(self, file: MypyFile) -> Errors | None:
         """mypy's error list. Hooks and the checker hand it over; a run in which neither

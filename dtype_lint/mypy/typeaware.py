@@ -33,7 +33,7 @@ from mypy.nodes import (
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import AnyType, CallableType, Instance, Type, get_proper_type
 
-from dtype_lint.options import Options
+from dtype_lint.options import CAST_HELPER_PATTERNS, Options
 
 # The rules' messages and patterns are imported on first use (importing the rules imports
 # LibCST): a mypy run that rechecks no file of the user's pays nothing for the plugin.
@@ -106,7 +106,6 @@ def _defining_class(info: TypeInfo, name: str) -> str | None:
 
 def _in_cast_helper(ctx: MethodContext) -> bool:
     # The same exemption as the LibCST rule: casting is the point of `to_fp16()` & co.
-    from dtype_lint.rules.patterns import CAST_HELPER_PATTERNS
 
     scope = getattr(ctx.api, "scope", None)
     for item in getattr(scope, "stack", ()):
@@ -330,8 +329,6 @@ def float32_fields(defs: list, options: Options, local: LocalCallables) -> list[
     """Fields of Flax modules and dataclasses (known by mypy's MRO, whatever the base is
     called or wherever it is defined) whose computation dtype defaults to float32,
     including through a module-level alias such as `F32 = jnp.float32`."""
-    from dtype_lint.rules.dtl101_float32_dtype_default import Float32DtypeDefault
-
     hits = []
     for stmt, in_function in _walk(defs, False):
         if not isinstance(stmt, ClassDef) or in_function or stmt.info is None:
@@ -348,6 +345,8 @@ def float32_fields(defs: list, options: Options, local: LocalCallables) -> list[
             if name not in options.compute_dtype_names or name in options.param_dtype_names:
                 continue
             if _is_float32(item.rvalue, local, 0):
+                from dtype_lint.rules.dtl101_float32_dtype_default import Float32DtypeDefault
+
                 hits.append((item.rvalue.line, item.rvalue.column, "DTL101",
                              Float32DtypeDefault.message.format(name=name)))
     return hits

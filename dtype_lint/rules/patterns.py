@@ -8,7 +8,7 @@ import libcst as cst
 
 from dtype_lint.context import FileContext
 from dtype_lint.dtypes import dtype_name
-from dtype_lint.options import Options
+from dtype_lint.options import CAST_HELPER_PATTERNS, Options
 
 # Names of values on the loss side, where float32 is deliberate (logits for the loss,
 # the loss, its labels and masks), and of classes that compute a loss.
@@ -17,9 +17,6 @@ LOSS_CLASSES = ("*Loss*", "*Criterion*")
 FORWARD_NAMES = frozenset({"forward", "__call__"})
 CAST_METHODS = frozenset({"half", "bfloat16", "double", "float"})
 TYPE_CAST_METHODS = frozenset({"to", "type", "astype"})
-# Function names whose body is an explicit casting API: casting there is the point.
-CAST_HELPER_PATTERNS = ("to_bf16", "to_fp16", "to_fp32", "to_f16", "to_f32", "to_half", "cast*", "_cast*",
-                        "convert*", "_convert*", "half", "bfloat16", "double", "float", "_apply")
 
 
 def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.BaseExpression | None:
