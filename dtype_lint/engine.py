@@ -160,8 +160,9 @@ def _positions(
     in ``parsed_text``.
 
     LibCST finds positions by generating the code of the whole module, which costs about
-    a parse; here only what holds a finding is generated (the statement, or for a class,
-    its header and the members that do), shifted to the line CPython's ``ast`` gives it.
+    a parse; here only what holds a finding is generated (the statement, or for classes
+    and functions, at any depth, their header and the members that do; see ``_reduce``),
+    each shifted to the line CPython's ``ast`` gives it.
     Falls back to the whole module wherever the two parsers do not line up (``\r`` line
     ends, where their line counts may differ)."""
     from libcst.metadata import CodePosition, CodeRange
@@ -208,6 +209,8 @@ def _reduce(statement: cst.CSTNode, tree: ast.stmt, line: int, nodes: Sequence[c
 
     import libcst as cst
 
+    from dtype_lint.traversal import descendants
+
     splittable = (isinstance(statement, (cst.ClassDef, cst.FunctionDef)) and isinstance(statement.body, cst.IndentedBlock)
                   and isinstance(tree, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
     lines = _aligned(statement.body.body, tree.body) if splittable else None  # type: ignore[union-attr]
@@ -217,7 +220,7 @@ def _reduce(statement: cst.CSTNode, tree: ast.stmt, line: int, nodes: Sequence[c
     kept: list[cst.CSTNode] = []
     anchors: list[tuple] = []
     for member, (member_line, member_tree) in zip(statement.body.body, lines):  # type: ignore[union-attr]
-        inside = left.intersection(_subtree(member)) if left else set()
+        inside = left.intersection(descendants(member)) if left else set()
         if inside:
             reduced, member_anchors = _reduce(member, member_tree, member_line, list(inside))
             kept.append(reduced)
@@ -243,23 +246,6 @@ def _resolve_positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
         return PositionProvider()._gen(wrapper)
     except (AttributeError, TypeError):
         return wrapper.resolve(PositionProvider)
-
-
-def _subtree(node: cst.CSTNode):
-    from dtype_lint.traversal import child_fields
-
-    import libcst as cst
-
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        yield node
-        for field in child_fields(type(node)):
-            value = getattr(node, field)
-            if isinstance(value, (tuple, list)):
-                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
-            elif isinstance(value, cst.CSTNode):
-                stack.append(value)
 
 
 def _statement_lines(module: cst.Module, parsed_text: str) -> list[tuple[int, ast.stmt]] | None:

@@ -67,6 +67,20 @@ def _method_names(cls: type) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]
     return {node_type: (tuple(v), tuple(lv)) for node_type, (v, lv) in table.items()}
 
 
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The node and every code node below it (the fields :func:`walk` follows)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in child_fields(type(node)):
+            value = getattr(node, field)
+            if isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+            elif isinstance(value, cst.CSTNode):
+                stack.append(value)
+
+
 def walk(
     roots: Iterable[cst.CSTNode],
     visitors: Iterable[object],

@@ -8,7 +8,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dtype_lint.engine import _positions, _reduce, _statement_lines, _subtree
+from dtype_lint.engine import _positions, _reduce, _statement_lines
+from dtype_lint.traversal import descendants
 
 FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
 LAYOUTS = {
@@ -38,7 +39,7 @@ def test_positions_equal_whole_module(name: str, source: str) -> None:
     wanted = {i: [n for n in _descendants(s) if n in whole] for i, s in enumerate(module.body)}
     # Code nodes inside classes' members only (what rules report): the class header and
     # those members are placed.
-    members = {i: [n for m in s.body.body for n in _subtree(m)]
+    members = {i: [n for m in s.body.body for n in descendants(m)]
                for i, s in enumerate(module.body) if isinstance(s, cst.ClassDef)}
     lines = _statement_lines(module, source)
     for i, nodes in members.items():  # split, not placed whole
