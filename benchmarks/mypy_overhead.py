@@ -15,6 +15,11 @@ Files default to the first N labelled corpus files of one distribution
 copied with the ``__init__.py`` files of their packages, so that they keep their module
 names (lightning has several ``xla.py``).
 
+    python benchmarks/mypy_overhead.py --files 20 --runs 3 --one-core
+
+pins the benchmark and every mypy it starts to one core, as on a one-core CI runner (the
+plugin then lints in mypy's own process).
+
     python benchmarks/mypy_overhead.py --sweep
 
 checks every labelled corpus file with the plugin instead (one mypy run per
@@ -105,8 +110,11 @@ def main() -> None:
     parser.add_argument("--dist", default="lightning-2.0.9")
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--one-core", action="store_true", help="pin everything to one core")
     parser.add_argument("--sweep", action="store_true", help="check every labelled file with the plugin instead")
     args = parser.parse_args()
+    if args.one_core:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # inherited by every mypy
     if args.sweep:
         raise SystemExit(sweep(args.listing, args.corpus))
 
@@ -134,6 +142,7 @@ def main() -> None:
                     f"{mode} {times[mode, label][-1][0]:5.1f}s wall {times[mode, label][-1][1]:5.1f}s CPU"
                     for mode in MODES), flush=True)
         print(f"{len(files)} files of {args.dist}, {args.runs} runs each, "
+              f"{len(os.sched_getaffinity(0))} core(s), "
               f"{time.perf_counter() - started:.0f} s in all; medians, with plugin / without:")
         for mode in MODES:
             for kind, index in (("wall", 0), ("CPU", 1)):

@@ -14,28 +14,7 @@ from typing import Iterable
 
 import libcst as cst
 
-# Qualified names of bases that make a class a torch module, Lightning module or dataset.
-TORCH_MODULE_BASES = frozenset(
-    {
-        "torch.nn.Module",
-        "torch.nn.modules.module.Module",
-        "lightning.LightningModule",
-        "lightning.pytorch.LightningModule",
-        "pytorch_lightning.LightningModule",
-        "lightning.pytorch.core.LightningModule",
-        "pytorch_lightning.core.LightningModule",
-    }
-)
-FLAX_MODULE_BASES = frozenset({"flax.linen.Module", "flax.linen.module.Module", "flax.nnx.Module"})
-DATASET_BASES = frozenset(
-    {
-        "torch.utils.data.Dataset",
-        "torch.utils.data.IterableDataset",
-        "torch.utils.data.dataset.Dataset",
-        "torch.utils.data.dataset.IterableDataset",
-    }
-)
-
+from dtype_lint.bases import DATASET_BASES, FLAX_MODULE_BASES, TORCH_MODULE_BASES
 
 @dataclasses.dataclass
 class ClassInfo:

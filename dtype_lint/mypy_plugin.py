@@ -84,9 +84,7 @@ class DtypeLintPlugin(Plugin):
         self._crashed = False
         self._searched = False  # whether _find_errors ran (at most once per run)
         self._test_crash = bool(os.environ.get(TEST_CRASH_VARIABLE))
-        self._worker = LintWorker() if os.environ.get(WORKER_VARIABLE, "1") != "0" else None
-        if self._worker is not None:
-            self._worker.start()
+        self._worker = LintWorker() if _worker_pays() else None
 
     # -- hooks ---------------------------------------------------------------------
 
@@ -282,6 +280,16 @@ class DtypeLintPlugin(Plugin):
                     errors.report(1, None, message, severity="note")
         except Exception:
             pass  # never let reporting the failure fail mypy
+
+
+def _worker_pays() -> bool:
+    """Whether linting in a worker process can overlap mypy's work: not when the user
+    turned it off, and not with a single usable core, where the worker would only add
+    its own start-up to the same amount of work."""
+    if os.environ.get(WORKER_VARIABLE, "1") == "0":
+        return False
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    return len(cores) > 1
 
 
 @functools.lru_cache(maxsize=1024)

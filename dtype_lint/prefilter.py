@@ -38,6 +38,7 @@ import warnings
 from typing import Callable, Iterable, Iterator
 
 from dtype_lint import shapes
+from dtype_lint.bases import TORCH_MODULE_BASES
 
 
 _FLOAT_ATTR = re.compile(r"float\b(?!\s*\()")  # torch.float, not a float(...) call
@@ -114,6 +115,7 @@ class Syntax:
     nodes: tuple[ast.AST, ...]
     lines: list[str]
     function_text: Callable[[str], str]  # the text of this file's functions of that name
+    names: Callable[[], shapes.Names]  # the file's imports, classes and outer bindings (DTL303)
 
     @functools.cached_property
     def index(self) -> shapes.Index:
@@ -183,7 +185,8 @@ def _narrow_trigger(code: str, options) -> Predicate | None:
     if code == "DTL104":
         return lambda t, lc, u: _f32(t) and (u is None or shapes.pinned_beside_input(u.index, u.lines, _f32))
     if code == "DTL103":
-        return lambda t, lc, u: _f32(t) and ("forward" in t or "__call__" in t)
+        return lambda t, lc, u: _f32(t) and ("forward" in t or "__call__" in t) and (
+            u is None or shapes.pinned_in_forward(u.index, u.lines, _f32))
     if code == "DTL201":
         sinks = _literals(p.rpartition(":")[0] for p in options.extra_pickling_sinks)
         if sinks is None:
@@ -214,7 +217,8 @@ def _narrow_trigger(code: str, options) -> Predicate | None:
         if helpers is None:
             return None
         named = _words(helpers)
-        return lambda t, lc, u: _cast_call(t) or bool(named.search(t))
+        return lambda t, lc, u: bool(named.search(t)) or (
+            _cast_call(t) and (u is None or shapes.module_cast(u.index, u.names)))
     if code == "DTL304":
         return lambda t, lc, u: "tree_" in t
     return None
@@ -238,10 +242,11 @@ def reduce_source(text: str, codes: Iterable[str], options, tree: ast.Module | N
             return None  # LibCST reports the error in its own words
     if not any(p(text, True, None) for p in triggers.values()):
         return Reduced("", ())
-    return _Planner(tree, text.split("\n"), triggers, _import_words(options)).reduce()
+    return _Planner(tree, text.split("\n"), triggers, options).reduce()
 
 
 _DEF_NAME = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
+_CLASS_NAME = re.compile(r"\bclass\s+([A-Za-z_]\w*)")
 _NESTED_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 # Values whose binding a rule follows by name (pools, process contexts, callables that
 # cannot be pickled); dtypes are resolved through imports only.
@@ -251,9 +256,9 @@ _BARE_DTYPES = frozenset({"float", "single", "half", "double"})
 
 
 class _Planner:
-    def __init__(self, tree: ast.Module, lines: list[str], triggers: dict[str, Predicate],
-                 import_words: re.Pattern[str]) -> None:
+    def __init__(self, tree: ast.Module, lines: list[str], triggers: dict[str, Predicate], options) -> None:
         self.lines = lines
+        self.options = options
         self.triggers = triggers
         self.codes: set[str] = set()
         self.units = _units(tree.body)
@@ -272,11 +277,12 @@ class _Planner:
         self._binds: dict[int, set[str]] = {}
         self._mentions: dict[int, set[str]] = {}
         self._syntax: dict[int, Syntax] = {}
+        self._names: shapes.Names | None = None
         self.stubs: dict[tuple[int, int], int] = {}  # kept functions whose body gives way to `pass`
         # A textual test is enough here (a tainted name in a string only keeps more).
         self.imported: dict[str, str] = {}  # tainted import aliases -> the qualified name
         self._aliases: re.Pattern[str] | None = None
-        self.tainted = self._taint(import_words)
+        self.tainted = self._taint(_import_words(options))
         self.tainted_words = _words(sorted(self.tainted), whole=True) if self.tainted else None
 
     def binds(self, position: int) -> set[str]:
@@ -294,8 +300,20 @@ class _Planner:
 
     def syntax(self, position: int) -> Syntax:
         if position not in self._syntax:
-            self._syntax[position] = Syntax(self.leaves[position][1].nodes, self.lines, self.function_text)
+            self._syntax[position] = Syntax(self.leaves[position][1].nodes, self.lines, self.function_text, self.names)
         return self._syntax[position]
+
+    def names(self) -> shapes.Names:
+        """Imports and bindings outside functions, and every class name (DTL303's shape)."""
+        if self._names is None:
+            aliases: dict[str, set[str]] = {}
+            bindings: dict[str, list[ast.AST]] = {}
+            shapes.collect((node for _, leaf in self.leaves if not leaf.is_function
+                            for node in _outside_functions(leaf.nodes)), aliases, bindings)
+            classes = frozenset(_CLASS_NAME.findall("\n".join(self.lines)))
+            self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
+                self.options.module_bases), tuple(self.options.module_names))
+        return self._names
 
     def function_text(self, name: str) -> str:
         """The text of every leaf defining a function (at any depth) called ``name``."""

@@ -1,10 +1,12 @@
 """The mypy plugin's lint worker: the LibCST engine in a process of its own.
 
 Importing LibCST and linting cost the plugin about as much as mypy's own recheck of a
-few edited files. The plugin starts this worker when mypy loads it, so that importing LibCST
-overlaps mypy reading its cache, and hands it each file as soon as mypy has parsed it
-(``get_additional_deps``), so that the worker lints while mypy analyses and type-checks;
-the plugin collects the findings when mypy finishes the file.
+few edited files. The plugin starts this worker with the first file of the user's that
+mypy parses (a run that only reads its cache starts none) and hands it each such file as
+soon as mypy has parsed it (``get_additional_deps``), so that the worker imports LibCST
+and lints while mypy loads the rest of the graph, analyses and type-checks; the plugin
+collects the findings when mypy finishes the file. With a single usable core the plugin
+lints in its own process instead.
 
 Protocol: one path per line on stdin; one JSON object per line on stdout, in the same
 order: ``{"path": ..., "findings": [[line, column, end_line, end_column, code,
@@ -36,14 +38,6 @@ class LintWorker:
         self._results: dict[str, list[list] | str] = {}
         self._changed = threading.Condition()
         self._dead = False
-
-    def start(self) -> None:
-        """Start the process now (it imports LibCST while mypy gets going)."""
-        if self._process is None and not self._dead:
-            try:
-                self._start()
-            except OSError:
-                self._dead = True
 
     def submit(self, path: str) -> None:
         if self._dead or "\n" in path:
@@ -116,8 +110,8 @@ class LintWorker:
 
 
 def main() -> None:
-    # Everything a file may need, imported before the first path arrives: the plugin
-    # starts the worker when mypy starts, so this overlaps mypy reading its cache.
+    # Everything a file may need, imported before the first path is read: that path
+    # may already be waiting, and the rest follow while mypy loads the graph.
     import dtype_lint.prefilter  # noqa: F401
     import dtype_lint.rules  # noqa: F401
     from dtype_lint.mypy.lint import engine_findings, read

@@ -397,3 +397,20 @@ def test_worker_and_in_process_report_alike(session_run: str, cache: Path, work:
         assert "Traceback" not in stdout + stderr
         found.append({(line, column, code) for _, line, column, code in dtl_errors(stdout, path)})
     assert found[0] == found[1] != set()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity")
+def test_worker_only_with_a_second_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dtype_lint.mypy_plugin import WORKER_VARIABLE, _worker_pays
+
+    cores = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(cores)})
+        assert not _worker_pays()  # one core: the worker would only add its start-up
+        if len(cores) > 1:
+            os.sched_setaffinity(0, cores)
+            assert _worker_pays()
+            monkeypatch.setenv(WORKER_VARIABLE, "0")
+            assert not _worker_pays()
+    finally:
+        os.sched_setaffinity(0, cores)

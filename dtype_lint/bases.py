@@ -1,0 +1,23 @@
+"""Qualified names of the base classes that make a class a torch module, a Flax module
+or a dataset (no LibCST here: the prefilter uses them too)."""
+
+TORCH_MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "pytorch_lightning.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+    }
+)
+FLAX_MODULE_BASES = frozenset({"flax.linen.Module", "flax.linen.module.Module", "flax.nnx.Module"})
+DATASET_BASES = frozenset(
+    {
+        "torch.utils.data.Dataset",
+        "torch.utils.data.IterableDataset",
+        "torch.utils.data.dataset.Dataset",
+        "torch.utils.data.dataset.IterableDataset",
+    }
+)
