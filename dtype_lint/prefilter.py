@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import itertools
 import re
+import symtable
 import warnings
 from typing import Callable, Iterable, Iterator
 
@@ -231,18 +232,30 @@ def reduce_source(text: str, codes: Iterable[str], options, tree: ast.Module | N
     triggers = narrow_triggers(tuple(codes), options)
     if triggers is None or "\r" in text:
         return None
-    if tree is None:
-        try:
-            # Also for files with nothing to find: one that does not parse is reported
-            # whether or not the prefilter is on.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # CPython's SyntaxWarnings are not ours to print
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None  # LibCST reports the error in its own words
     if not any(p(text, True, None) for p in triggers.values()):
+        # Nothing to find, but a file that does not parse is reported whether or not the
+        # prefilter is on. Building the symbol table checks that without making Python
+        # objects of the tree (half the time of ast.parse).
+        if tree is None and _checked(symtable.symtable, text, "<file>", "exec") is None:
+            return None
         return Reduced("", ())
+    if tree is None:
+        tree = _checked(ast.parse, text)
+        if tree is None:
+            return None
     return _Planner(tree, text.split("\n"), triggers, options).reduce()
+
+
+def _checked(parse: Callable, *args):
+    """``parse(*args)``, or None where CPython rejects the text: LibCST then parses the
+    whole file and reports the error in its own words (or accepts what only CPython's
+    later passes reject)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CPython's SyntaxWarnings are not ours to print
+            return parse(*args)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 _DEF_NAME = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")

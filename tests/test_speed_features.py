@@ -87,6 +87,27 @@ TRICKY = {
     "no final newline": "import torch\n\n\ndef f(x, dtype=torch.float32):\n    return x",
     "syntax error elsewhere": "import torch\n\n\ndef f(x, dtype=torch.float32):\n    return x\n\n\ndef g(:\n    pass\n",
     "nothing to find": "import os\n\n\ndef f(x):\n    return os.path.join(x, 'y')\n",
+    # DTL303's shape follows names through the file's imports, classes and bindings.
+    "module bound at module level": "import torch.nn as nn\nencoder = nn.Linear(2, 2)\n\n\ndef unrelated():\n"
+                                    "    pass\n\n\ndef prep():\n    encoder.half()\n",
+    "module class renamed on import": "from torch.nn import Linear as Lin\n\n\ndef f():\n    layer = Lin(2, 2)\n"
+                                      "    layer.half()\n",
+    "module through a chain of names": "import torch.nn as nn\n\n\ndef f(m: nn.Module):\n    a = m\n    b = a\n"
+                                       "    b.half()\n",
+    "module of a class far away": "import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n    pass\n\n\n"
+                                  "def unrelated():\n    pass\n\n\ndef f():\n    Block().to(torch.bfloat16)\n",
+    "parameter class renamed on import": "import torch\nfrom torch.nn import Parameter as P\n\n\n"
+                                         "class E(torch.nn.Module):\n    def cast(self):\n"
+                                         "        self.w = P(self.w.half())\n",
+    # DTL103's shape drops a forward only where the rule certainly finds a cast back.
+    "cast back in another method": "import torch\nimport torch.nn as nn\n\n\nclass L(nn.Module):\n"
+                                   "    def other(self, x):\n        return x.to(x.dtype)\n\n"
+                                   "    def forward(self, x):\n        return x + torch.zeros(3, dtype=torch.float32)\n",
+    "float32 renamed like a dtype": "from torch import float32 as f32_dtype\nimport torch.nn as nn\n\n\n"
+                                    "class L(nn.Module):\n    def forward(self, x):\n        return x.to(f32_dtype)\n",
+    # DTL102: LibCST nests `a or b or c` and counts keywords as arguments.
+    "fallback inside an or chain": "import torch\n\n\ndef f(d):\n    return d or torch.float32 or None\n",
+    "get with a keyword default": "import torch\n\n\ndef f(m, k):\n    return m.get(k, default=torch.float32)\n",
 }
 
 
