@@ -176,9 +176,14 @@ def _cast_call(text: str) -> bool:
     return bool(_TYPE_CAST.search(text) and _DTYPE_WORD.search(text.lower()))
 
 
+def _compute_names(options) -> frozenset[str]:
+    """The parameter and field names DTL101 reports a float32 default of."""
+    return frozenset(options.compute_dtype_names) - frozenset(options.param_dtype_names)
+
+
 def _narrow_trigger(code: str, options) -> Predicate | None:
     if code == "DTL101":
-        names = frozenset(options.compute_dtype_names) - frozenset(options.param_dtype_names)
+        names = _compute_names(options)
         return lambda t, lc, u: _f32(t) and any(name in t for name in names) and (
             u is None or shapes.compute_default(u.index, u.lines, names, _f32))
     if code == "DTL102":
@@ -205,7 +210,7 @@ def _narrow_trigger(code: str, options) -> Predicate | None:
             return None
         owners = _words(["Dataset", *stages])
         return lambda t, lc, u: bool(
-            (lc and _ATTR_STORE.search(t) and (u is None or shapes.callable_store(u.index, u.lines, u.nodes[0])))
+            (lc and _ATTR_STORE.search(t) and (u is None or shapes.callable_store(u.index, u.lines, u.nodes[0], u.names)))
             or ("forward" in t and _FORWARD_STORE.search(t))
             or (lc and owners.search(t)))
     if code == "DTL301":
@@ -291,6 +296,8 @@ class _Planner:
         self._mentions: dict[int, set[str]] = {}
         self._syntax: dict[int, Syntax] = {}
         self._names: shapes.Names | None = None
+        self.aliased: set[int] = set()  # leaves that mention a tainted name
+        self.compute_names = _compute_names(options)
         self.stubs: dict[tuple[int, int], int] = {}  # kept functions whose body gives way to `pass`
         # A textual test is enough here (a tainted name in a string only keeps more).
         self.imported: dict[str, str] = {}  # tainted import aliases -> the qualified name
@@ -341,7 +348,10 @@ class _Planner:
             matched = self.matches(position, leaf)
             self.codes |= matched
             if matched:
-                self._keep(position, key, keep, headers, needed)
+                body = self._header_suffices(position, leaf, matched)
+                if body is not None:
+                    self.stubs[key] = body
+                self._keep(position, key, keep, headers, needed, header_only=body is not None)
         # Context: every leaf binding a needed name, until no new name is needed.
         done: set[str] = set()
         while needed - done:
@@ -359,6 +369,19 @@ class _Planner:
                 if index not in headers and self.units[index].node.name in names:  # type: ignore[union-attr]
                     self._header(index, headers, needed)
         return self._assemble(keep, headers)
+
+    def _header_suffices(self, position: int, leaf: Unit, matched: set[str]) -> int | None:
+        """For a function kept for DTL101 alone, the line its body starts on if only its
+        parameters can hold the finding: the body can then give way to ``pass`` (as for
+        context, below) when it holds no DTL101 shape of its own. Not where the unit
+        mentions an alias: the shape check sees only the alias."""
+        if matched != {"DTL101"} or position in self.aliased:
+            return None
+        body = self._stub_body(position, leaf)
+        if body is None:
+            return None
+        inner = shapes.Index(leaf.node.body)  # type: ignore[union-attr]
+        return None if shapes.compute_default(inner, self.lines, self.compute_names, _f32) else body
 
     def _stub_body(self, position: int, leaf: Unit) -> int | None:
         """For a function kept only because it is named, the line its body starts on, if
@@ -414,6 +437,7 @@ class _Planner:
         matched = {code for code, predicate in self.triggers.items() if predicate(text, local, syntax)}
         mentioned = set(self.tainted_words.findall(self.texts[position])) if self.tainted_words else ()
         if mentioned:
+            self.aliased.add(position)
             # Reached through an alias: test the text with what each alias stands for, and
             # without the shape checks, which see only the alias.
             expansions = "\n".join(self.tainted[name] for name in sorted(mentioned) if name not in self.imported)

@@ -222,18 +222,22 @@ def tree_map_cast(index: Index, lines: Sequence[str], functions: Callable[[str],
     return False
 
 
-def callable_store(index: Index, lines: Sequence[str], own: ast.AST | None) -> bool:
-    """DTL204: an attribute assigned a lambda, a ``partial``, a wrapper of ``forward``, or
-    a name this unit binds to one of those or defines as a function or class (``own``,
-    the unit's own function, is not local to itself)."""
+def callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, names: Callable[[], Names]) -> bool:
+    """DTL204: an attribute of ``self`` or of what may be a module assigned a lambda, a
+    ``partial``, a wrapper of ``forward``, or a name this unit binds to one of those or
+    defines as a function or class (``own``, the unit's own function, is not local to
+    itself)."""
     local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
     for node in index(ast.Assign):
         if isinstance(node.value, (ast.Lambda, ast.Call, ast.Name)):
             local.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return any(
-        any(isinstance(t, ast.Attribute) for t in node.targets) and _may_be_callable(node.value, local, lines)
-        for node in index(ast.Assign)
-    )
+    stores = [(target.value, node.value) for node in index(ast.Assign) for target in node.targets
+              if isinstance(target, ast.Attribute) and _may_be_callable(node.value, local, lines)]
+    if not stores:
+        return False
+    known = _with_unit(index, names)
+    return any((isinstance(owner, ast.Name) and owner.id == "self") or _may_be_module(owner, known, 0)
+               for owner, _ in stores)
 
 
 def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str]) -> bool:
@@ -294,7 +298,7 @@ def module_cast(index: Index, names: Callable[[], Names]) -> bool:
     casts = [call for call in index(ast.Call) if _cast_receiver(call) is not None]
     if not casts:
         return False
-    known = names().add(index(ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.withitem, ast.arg))
+    known = _with_unit(index, names)
     if any(_may_be_module(_cast_receiver(call), known, 0) for call in casts):
         return True
     for node in index(ast.Assign):
@@ -315,6 +319,10 @@ def _parameter(func: ast.AST, names: Names) -> bool:
         return func.attr == "Parameter"
     return isinstance(func, ast.Name) and any(
         q.rsplit(".", 1)[-1] == "Parameter" for q in names.aliases.get(func.id, set()) | {func.id})
+
+
+def _with_unit(index: Index, names: Callable[[], Names]) -> Names:
+    return names().add(index(ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.withitem, ast.arg))
 
 
 def _cast_receiver(call: ast.Call) -> ast.AST | None:

@@ -105,6 +105,11 @@ TRICKY = {
                                    "    def forward(self, x):\n        return x + torch.zeros(3, dtype=torch.float32)\n",
     "float32 renamed like a dtype": "from torch import float32 as f32_dtype\nimport torch.nn as nn\n\n\n"
                                     "class L(nn.Module):\n    def forward(self, x):\n        return x.to(f32_dtype)\n",
+    # DTL101 alone keeps a function's header only, unless its body can hold a finding.
+    "dtype default in a lambda inside": "import torch\n\n\ndef outer(dtype=torch.float32):\n"
+                                         "    f = lambda x, dtype=torch.float32: x\n    return f\n",
+    "renamed dtype default in a lambda inside": "from torch import float32 as F\n\n\ndef outer(dtype=F):\n"
+                                                "    f = lambda x, dtype=F: x\n    return f\n",
     # DTL102: LibCST nests `a or b or c` and counts keywords as arguments.
     "fallback inside an or chain": "import torch\n\n\ndef f(d):\n    return d or torch.float32 or None\n",
     "get with a keyword default": "import torch\n\n\ndef f(m, k):\n    return m.get(k, default=torch.float32)\n",
@@ -132,6 +137,19 @@ def test_prefilter_skips_parsing_what_cannot_hold_a_finding(monkeypatch):
     assert reduced is not None and "def unrelated" not in reduced.text and "def setup" not in reduced.text
     assert "class Base(nn.Module)" in reduced.text and "def forward" in reduced.text
     assert prefilter.reduce_source(TRICKY["nothing to find"], ["DTL101", "DTL201"], Options()).text == ""
+
+
+def test_a_dtype_default_alone_keeps_only_the_header():
+    from dtype_lint import prefilter
+
+    plain = "import torch\n\n\ndef g(x, dtype=torch.float32):\n    y = x + 1\n    return y\n"
+    reduced = prefilter.reduce_source(plain, ["DTL101"], Options())
+    assert reduced is not None and "def g(x, dtype=torch.float32):" in reduced.text
+    assert "y = x + 1" not in reduced.text and reduced.text.endswith("    pass\n")
+    # A body that may hold a finding of its own, seen directly or through an alias, stays.
+    for name in ("dtype default in a lambda inside", "renamed dtype default in a lambda inside"):
+        reduced = prefilter.reduce_source(TRICKY[name], ["DTL101"], Options())
+        assert reduced is not None and "lambda x, dtype=" in reduced.text, name
 
 
 # -- the CLI: jobs and cache ---------------------------------------------------------
