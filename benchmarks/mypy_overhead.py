@@ -6,9 +6,10 @@ steadier than wall-clock on a loaded machine). Cold: an empty cache each run. Wa
 edited: the cache of a previous run, with every checked file edited (a comment appended)
 so that mypy rechecks them all (their dependencies, torch included, come from the
 cache): the plugin's worst case. Warm, unchanged: the same run again, nothing to
-recheck.
+recheck. A warm run takes about a second and varies by a tenth of that from run to run,
+so take more of them (``--warm-runs``) than of the cold ones.
 
-    python benchmarks/mypy_overhead.py --files 20 --runs 3
+    python benchmarks/mypy_overhead.py --files 20 --runs 5 --warm-runs 15
 
 Files default to the first N labelled corpus files of one distribution
 (/work/shared/corpus/files.txt); pass --dist and --corpus to choose others. They are
@@ -93,14 +94,17 @@ def copy_with_packages(source_root: Path, root: Path, files: list[str]) -> None:
             parent = parent.parent
 
 
-def touch(root: Path, files: list[str]) -> None:
-    # A changed mtime alone does not make mypy recheck (it compares hashes); append and
-    # strip a comment so the hash changes and the files are checked again.
+def stamp(root: Path, files: list[str], mark: str) -> None:
+    """Give every file new content: a changed mtime alone does not make mypy recheck (it
+    compares hashes). The stamp is unique per edit, so that neither configuration's cache
+    ever matches a file edited for the other."""
     for name in files:
         path = root / name
-        data = path.read_bytes()
-        marker = b"\n# mypy-overhead\n"
-        path.write_bytes(data[: -len(marker)] if data.endswith(marker) else data + marker)
+        text = path.read_text(encoding="utf-8").split(STAMP)[0]
+        path.write_text(f"{text}{STAMP}{mark}\n", encoding="utf-8")
+
+
+STAMP = "\n# mypy-overhead "
 
 
 def main() -> None:
@@ -109,7 +113,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=Path("/work/cache/corpus"))
     parser.add_argument("--dist", default="lightning-2.0.9")
     parser.add_argument("--files", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="cold runs per configuration")
+    parser.add_argument("--warm-runs", type=int, help="warm runs per configuration (default: --runs)")
     parser.add_argument("--one-core", action="store_true", help="pin everything to one core")
     parser.add_argument("--sweep", action="store_true", help="check every labelled file with the plugin instead")
     args = parser.parse_args()
@@ -130,18 +135,28 @@ def main() -> None:
             configs[label] = tmp / f"{label}.ini"
             configs[label].write_text(f"[mypy]\n{plugins}", encoding="utf-8")
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+
+        def measure(mode: str, label: str) -> None:
+            times.setdefault((mode, label), []).append(run(root, files, configs[label], tmp / f"cache-{label}"))
+
+        # The configurations take turns, in alternating order, so that a drift of the
+        # machine's speed shows in both.
         for index in range(args.runs):
             for label in ("without", "with") if index % 2 == 0 else ("with", "without"):
-                cache = tmp / f"cache-{label}"
-                shutil.rmtree(cache, ignore_errors=True)
-                times.setdefault(("cold", label), []).append(run(root, files, configs[label], cache))
-                touch(root, files)
-                times.setdefault(("warm-edited", label), []).append(run(root, files, configs[label], cache))
-                times.setdefault(("warm-unchanged", label), []).append(run(root, files, configs[label], cache))
-                print(f"run {index + 1} {label:7}: " + "  ".join(
-                    f"{mode} {times[mode, label][-1][0]:5.1f}s wall {times[mode, label][-1][1]:5.1f}s CPU"
-                    for mode in MODES), flush=True)
-        print(f"{len(files)} files of {args.dist}, {args.runs} runs each, "
+                shutil.rmtree(tmp / f"cache-{label}", ignore_errors=True)
+                measure("cold", label)
+            print(f"cold run {index + 1}: " + "  ".join(
+                f"{label} {times['cold', label][-1][0]:5.1f}s" for label in ("without", "with")), flush=True)
+        for index in range(args.warm_runs or args.runs):
+            for label in ("without", "with") if index % 2 == 0 else ("with", "without"):
+                stamp(root, files, f"{index} {label}")
+                measure("warm-edited", label)
+                measure("warm-unchanged", label)
+            print(f"warm run {index + 1}: " + "  ".join(
+                f"{label} edited {times['warm-edited', label][-1][0]:4.2f}s "
+                f"unchanged {times['warm-unchanged', label][-1][0]:4.2f}s" for label in ("without", "with")),
+                flush=True)
+        print(f"{len(files)} files of {args.dist}, {args.runs} cold and {args.warm_runs or args.runs} warm runs each, "
               f"{len(os.sched_getaffinity(0))} core(s), "
               f"{time.perf_counter() - started:.0f} s in all; medians, with plugin / without:")
         for mode in MODES:

@@ -53,7 +53,10 @@ def lint_files(paths: list[str], config: Config, jobs: int, cache: Cache | None,
 
 
 def _init(config: Config, cache: Cache | None, keep_source: bool, use_prefilter: bool) -> None:
+    from dtype_lint.runner import fewer_collections
+
     global _worker
+    fewer_collections()  # a forked worker has it already; a spawned one does not
     _worker = (config, cache, keep_source)
     os.environ[prefilter_switch.ENV_SWITCH] = "1" if use_prefilter else "0"
 

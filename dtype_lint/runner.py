@@ -9,6 +9,7 @@ and are the same either way.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import stat
 
@@ -81,6 +82,18 @@ def lint_path(path: str, config: Config) -> FileResult:
     return FileResult(path, findings, source=source, data=data)
 
 
+def fewer_collections() -> None:
+    """Run CPython's cycle collector less often. Linting allocates many short-lived trees
+    without cycles (``ast``, LibCST); at the default threshold (700 allocations) the
+    collector runs thousands of times per run for nothing, about a tenth of the time.
+    Cycles are still collected. Only in dtype-lint's own processes (CLI, its workers,
+    the mypy plugin's lint worker), never in flake8's or mypy's."""
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+GC_THRESHOLD = 10_000
+
+
 def lint_paths(
     paths: list[str], config: Config, force_exclude: bool = False, jobs: int = 1,
     cache: Cache | None = None, keep_source: bool = False,
@@ -91,6 +104,7 @@ def lint_paths(
     rest are linted by ``jobs`` processes. ``keep_source`` keeps each file's text and
     bytes where a fix may need them.
     """
+    fewer_collections()
     results: list[FileResult | None] = []
     pending: list[tuple[int, str]] = []
     for item in discover(paths, config.exclude_spec(), config.root, force_exclude):

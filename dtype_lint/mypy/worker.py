@@ -115,6 +115,9 @@ def main() -> None:
     import dtype_lint.prefilter  # noqa: F401
     import dtype_lint.rules  # noqa: F401
     from dtype_lint.mypy.lint import engine_findings, read
+    from dtype_lint.runner import fewer_collections
+
+    fewer_collections()
 
     for line in sys.stdin:
         path = line.rstrip("\n")
