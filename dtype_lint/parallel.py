@@ -38,18 +38,28 @@ def lint_files(paths: list[str], config: Config, jobs: int, cache: Cache | None,
     if jobs <= 1 or len(paths) < MIN_FILES_FOR_POOL:
         return [lint_one(path, config, cache, keep_source) for path in paths]
     jobs = min(jobs, len(paths))
-    # Small chunks keep the workers evenly loaded (file sizes vary a hundredfold).
-    size = max(1, min(16, len(paths) // (jobs * 8)))
-    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
-    results: list[FileResult] = []
+    # Largest files first, in small chunks, so that no worker is left with a big file
+    # while the other has finished (file sizes vary a hundredfold).
+    order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
+    size = max(1, min(8, len(paths) // (jobs * 16)))
+    chunks = [order[i:i + size] for i in range(0, len(order), size)]
+    results: list[FileResult | None] = [None] * len(paths)
     import multiprocessing  # only when a pool is needed: not in a run answered from the cache
 
     with multiprocessing.get_context().Pool(
         jobs, initializer=_init, initargs=(config, cache, keep_source, prefilter_switch.enabled())
     ) as pool:
-        for chunk in pool.imap(_lint_chunk, chunks):
-            results.extend(chunk)
-    return results
+        for chunk, linted in zip(chunks, pool.imap(_lint_chunk, [[paths[i] for i in c] for c in chunks])):
+            for index, result in zip(chunk, linted):
+                results[index] = result
+    return results  # type: ignore[return-value]  # every index is filled
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # linting it reports why
 
 
 def _init(config: Config, cache: Cache | None, keep_source: bool, use_prefilter: bool) -> None:
