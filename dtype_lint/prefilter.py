@@ -302,7 +302,8 @@ class _Planner:
         # A textual test is enough here (a tainted name in a string only keeps more).
         self.imported: dict[str, str] = {}  # tainted import aliases -> the qualified name
         self._aliases: re.Pattern[str] | None = None
-        self.tainted = self._taint(_import_words(options))
+        self.import_words = _import_words(options)
+        self.tainted = self._taint(self.import_words)
         self.tainted_words = _words(sorted(self.tainted), whole=True) if self.tainted else None
 
     def binds(self, position: int) -> set[str]:
@@ -444,6 +445,15 @@ class _Planner:
             local = local or "lambda" in expansions or "partial" in expansions
             expanded = f"{self._spell(text)}\n{expansions}"
             matched |= {code for code, predicate in self.triggers.items() if predicate(expanded, local, None)}
+        if "import" in text:
+            # Imports inside the unit (a function's own) are not among the file's
+            # tainted names: write them out here, as above.
+            inner = dict(pair for node in syntax.index(ast.Import, ast.ImportFrom)
+                         for pair in _tainted_imports(node, self.import_words))
+            if inner:
+                self.aliased.add(position)
+                spelled = _words(sorted(inner), whole=True).sub(lambda m: inner[m.group()], self._spell(text))
+                matched |= {code for code, predicate in self.triggers.items() if predicate(spelled, local, None)}
         return matched
 
     def _spell(self, text: str) -> str:
@@ -466,14 +476,9 @@ class _Planner:
         below = (node for _, leaf in self.leaves if not leaf.is_function for node in _outside_functions(leaf.nodes))
         for node in itertools.chain(headers, below):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                module = getattr(node, "module", None) or ""
-                for alias in node.names:
-                    qualified = f"{module}.{alias.name}" if module else alias.name
-                    local = alias.asname or alias.name.split(".")[0]
-                    renamed = local != qualified.rsplit(".", 1)[-1] or local in _BARE_DTYPES
-                    if (renamed and _TAINT.search(qualified)) or import_words.search(qualified):
-                        tainted[local] = qualified
-                        self.imported[local] = qualified
+                for local, qualified in _tainted_imports(node, import_words):
+                    tainted[local] = qualified
+                    self.imported[local] = qualified
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
@@ -532,6 +537,19 @@ class _Planner:
         if not out:
             return Reduced("", ())
         return Reduced("\n".join(out) + "\n", tuple(origin), frozenset(self.codes))
+
+
+def _tainted_imports(node: ast.Import | ast.ImportFrom, import_words: re.Pattern[str]) -> Iterator[tuple[str, str]]:
+    """(local name, qualified name) for each name of the import worth following: renamed
+    (or a bare dtype such as `from torch import float`) and naming a trigger word, or
+    naming a configured sink, stage or cast helper."""
+    module = getattr(node, "module", None) or ""
+    for alias in node.names:
+        qualified = f"{module}.{alias.name}" if module else alias.name
+        local = alias.asname or alias.name.split(".")[0]
+        renamed = local != qualified.rsplit(".", 1)[-1] or local in _BARE_DTYPES
+        if (renamed and _TAINT.search(qualified)) or import_words.search(qualified):
+            yield local, qualified
 
 
 def _outside_functions(nodes: tuple[ast.AST, ...]) -> Iterator[ast.AST]:

@@ -307,8 +307,9 @@ def module_cast(index: Index, names: Callable[[], Names]) -> bool:
             continue
         if _cast_receiver(value) is not None and _may_be_module(node.targets[0], known, 0):
             return True
-        if _parameter(value.func, known) and value.args and isinstance(value.args[0], ast.Call) and _cast_receiver(
-                value.args[0]) is not None:
+        # LibCST's first argument may be a keyword one (`Parameter(data=w.half())`).
+        first = next(iter([*value.args, *(k.value for k in value.keywords)]), None)
+        if _parameter(value.func, known) and isinstance(first, ast.Call) and _cast_receiver(first) is not None:
             return True
     return False
 

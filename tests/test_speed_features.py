@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXTURES, fixture_files
 from dtype_lint import runner
@@ -99,6 +102,8 @@ TRICKY = {
     "parameter class renamed on import": "import torch\nfrom torch.nn import Parameter as P\n\n\n"
                                          "class E(torch.nn.Module):\n    def cast(self):\n"
                                          "        self.w = P(self.w.half())\n",
+    "parameter replaced by keyword": "import torch\n\n\nclass E(torch.nn.Module):\n    def cast(self):\n"
+                                     "        self.w = torch.nn.Parameter(data=self.w.half())\n",
     # DTL103's shape drops a forward only where the rule certainly finds a cast back.
     "cast back in another method": "import torch\nimport torch.nn as nn\n\n\nclass L(nn.Module):\n"
                                    "    def other(self, x):\n        return x.to(x.dtype)\n\n"
@@ -137,6 +142,32 @@ def test_prefilter_skips_parsing_what_cannot_hold_a_finding(monkeypatch):
     assert reduced is not None and "def unrelated" not in reduced.text and "def setup" not in reduced.text
     assert "class Base(nn.Module)" in reduced.text and "def forward" in reduced.text
     assert prefilter.reduce_source(TRICKY["nothing to find"], ["DTL101", "DTL201"], Options()).text == ""
+
+
+# Pieces that hold findings or look like it; mixed, they put what a rule resolves (an
+# alias, a binding, a class, a cast back) in other units than the hazard.
+PIECES = sorted({*(code for _, code in EXAMPLES), *TRICKY.values()} - {TRICKY["crlf line ends"]})
+
+
+@st.composite
+def mixed_files(draw) -> str:
+    parts = []
+    for piece in draw(st.lists(st.sampled_from(PIECES), min_size=2, max_size=5)):
+        piece = piece if piece.endswith("\n") else piece + "\n"
+        wrap = draw(st.sampled_from(("", "function", "method")))
+        if wrap == "function":
+            piece = "def _wrapped(self, x):\n" + textwrap.indent(piece, "    ")
+        elif wrap == "method":
+            piece = "class _Wrapped(nn.Module):\n    def forward(self, x):\n" + textwrap.indent(piece, "        ")
+        parts.append(piece)
+    return "\n".join(parts)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed_files())
+def test_prefilter_keeps_findings_in_mixed_files(text):
+    on, off = both_ways(text)
+    assert on == off
 
 
 def test_a_dtype_default_alone_keeps_only_the_header():
