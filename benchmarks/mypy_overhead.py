@@ -6,8 +6,9 @@ steadier than wall-clock on a loaded machine). Cold: an empty cache each run. Wa
 edited: the cache of a previous run, with every checked file edited (a comment appended)
 so that mypy rechecks them all (their dependencies, torch included, come from the
 cache): the plugin's worst case. Warm, unchanged: the same run again, nothing to
-recheck. A warm run takes about a second and varies by a tenth of that from run to run,
-so take more of them (``--warm-runs``) than of the cold ones.
+recheck. A warm run takes about a second and varies by a tenth or more from run to run,
+so take more of them (``--warm-runs``) than of the cold ones. Besides the ratio of the
+medians it prints the median of the ratios of each round's two runs ("paired").
 
     python benchmarks/mypy_overhead.py --files 20 --runs 5 --warm-runs 15
 
@@ -148,9 +149,11 @@ def main() -> None:
             print(f"cold run {index + 1}: " + "  ".join(
                 f"{label} {times['cold', label][-1][0]:5.1f}s" for label in ("without", "with")), flush=True)
         for index in range(args.warm_runs or args.runs):
-            for label in ("without", "with") if index % 2 == 0 else ("with", "without"):
+            order = ("without", "with") if index % 2 == 0 else ("with", "without")
+            for label in order:
                 stamp(root, files, f"{index} {label}")
                 measure("warm-edited", label)
+            for label in order:
                 measure("warm-unchanged", label)
             print(f"warm run {index + 1}: " + "  ".join(
                 f"{label} edited {times['warm-edited', label][-1][0]:4.2f}s "
@@ -163,8 +166,12 @@ def main() -> None:
             for kind, index in (("wall", 0), ("CPU", 1)):
                 without = statistics.median(t[index] for t in times[mode, "without"])
                 with_plugin = statistics.median(t[index] for t in times[mode, "with"])
+                # Runs of one round follow each other: their ratio is free of the slow
+                # drifts of this machine's speed.
+                paired = statistics.median(w[index] / o[index] for w, o in zip(times[mode, "with"],
+                                                                                times[mode, "without"]))
                 print(f"  {mode:14} {kind:4}: without {without:6.2f}s  with {with_plugin:6.2f}s  "
-                      f"ratio {with_plugin / without:.3f}")
+                      f"ratio {with_plugin / without:.3f}  paired {paired:.3f}")
 
 
 DTL_ERROR = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::(?P<column>\d+))?: error: .*  \[(?P<code>DTL\d+)\]$")
