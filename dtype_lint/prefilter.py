@@ -445,9 +445,10 @@ class _Planner:
             local = local or "lambda" in expansions or "partial" in expansions
             expanded = f"{self._spell(text)}\n{expansions}"
             matched |= {code for code, predicate in self.triggers.items() if predicate(expanded, local, None)}
-        if "import" in text:
+        if "import" in text and not isinstance(node, (ast.Import, ast.ImportFrom)):
             # Imports inside the unit (a function's own) are not among the file's
-            # tainted names: write them out here, as above.
+            # tainted names: write them out here, as above. (A plain import statement's
+            # names are among them.)
             inner = dict(pair for node in syntax.index(ast.Import, ast.ImportFrom)
                          for pair in _tainted_imports(node, self.import_words))
             if inner:
