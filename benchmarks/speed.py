@@ -169,13 +169,19 @@ def bare_flake8(venv: Path) -> Path | None:
     return python
 
 
+# A warm run lasts a fifth of a second, about what Python's start-up varies by here: it
+# is timed several times a round, so that its median rests on as many samples.
+SAMPLES_PER_ROUND = {"warm": 5}
+
+
 def rounds(commands: dict, repeat: int, peak_of: str, peak: list[int]) -> dict[str, float]:
     """Median time of each command, running them in turn round after round, so that a
     change in the machine's load falls on every row alike (the ratios are what count)."""
     samples: dict[str, list[float]] = {key: [] for key in commands}
     for _ in range(repeat):
         for key, (command, stdout) in commands.items():
-            samples[key].append(timed(command, 1, stdout=stdout, peak=peak if key == peak_of else None))
+            for _ in range(SAMPLES_PER_ROUND.get(key, 1)):
+                samples[key].append(timed(command, 1, stdout=stdout, peak=peak if key == peak_of else None))
     return {key: statistics.median(values) for key, values in samples.items()}
 
 
