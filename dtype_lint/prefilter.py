@@ -116,11 +116,21 @@ class Syntax:
     nodes: tuple[ast.AST, ...]
     lines: list[str]
     function_text: Callable[[str], str]  # the text of this file's functions of that name
-    names: Callable[[], shapes.Names]  # the file's imports, classes and outer bindings (DTL303)
+    file_names: Callable[[], shapes.Names]  # the file's imports, classes and outer bindings
 
     @functools.cached_property
     def index(self) -> shapes.Index:
         return shapes.Index(self.nodes)
+
+    @functools.cached_property
+    def _names(self) -> shapes.Names:
+        return self.file_names().add(self.index(ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign,
+                                                ast.withitem, ast.arg))
+
+    def names(self) -> shapes.Names:
+        """What the unit can resolve a name through: the file's names and its own (DTL303,
+        DTL204), built once, when a rule first asks."""
+        return self._names
 
 
 # (unit text, may hold a local callable, the unit's syntax or None for a whole-file
@@ -210,7 +220,8 @@ def _narrow_trigger(code: str, options) -> Predicate | None:
             return None
         owners = _words(["Dataset", *stages])
         return lambda t, lc, u: bool(
-            (lc and _ATTR_STORE.search(t) and (u is None or shapes.callable_store(u.index, u.lines, u.nodes[0], u.names)))
+            (lc and _ATTR_STORE.search(t)
+             and (u is None or shapes.callable_store(u.index, u.lines, u.nodes[0], u.names)))
             or ("forward" in t and _FORWARD_STORE.search(t))
             or (lc and owners.search(t)))
     if code == "DTL301":
@@ -248,7 +259,7 @@ def reduce_source(text: str, codes: Iterable[str], options, tree: ast.Module | N
         tree = _checked(ast.parse, text)
         if tree is None:
             return None
-    return _Planner(tree, text.split("\n"), triggers, options).reduce()
+    return _Planner(tree, text, triggers, options).reduce()
 
 
 def _checked(parse: Callable, *args):
@@ -274,8 +285,9 @@ _BARE_DTYPES = frozenset({"float", "single", "half", "double"})
 
 
 class _Planner:
-    def __init__(self, tree: ast.Module, lines: list[str], triggers: dict[str, Predicate], options) -> None:
-        self.lines = lines
+    def __init__(self, tree: ast.Module, text: str, triggers: dict[str, Predicate], options) -> None:
+        self.text = text
+        self.lines = lines = text.split("\n")
         self.options = options
         self.triggers = triggers
         self.codes: set[str] = set()
@@ -292,6 +304,10 @@ class _Planner:
             else:
                 self.leaves.append(((index, -1), unit))
         self.texts = ["\n".join(lines[leaf.start - 1:leaf.end]) for _, leaf in self.leaves]
+        # Statements (and classes) outside functions: where imports and bindings hold for
+        # the whole file. The split classes' members are leaves of their own.
+        self.outer = [node for _, leaf in self.leaves if not leaf.is_function
+                      for node in _outside_functions(leaf.nodes)]
         self._binds: dict[int, set[str]] = {}
         self._mentions: dict[int, set[str]] = {}
         self._syntax: dict[int, Syntax] = {}
@@ -329,9 +345,8 @@ class _Planner:
         if self._names is None:
             aliases: dict[str, set[str]] = {}
             bindings: dict[str, list[ast.AST]] = {}
-            shapes.collect((node for _, leaf in self.leaves if not leaf.is_function
-                            for node in _outside_functions(leaf.nodes)), aliases, bindings)
-            classes = frozenset(_CLASS_NAME.findall("\n".join(self.lines)))
+            shapes.collect(self.outer, aliases, bindings)
+            classes = frozenset(_CLASS_NAME.findall(self.text))
             self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
                 self.options.module_bases), tuple(self.options.module_names))
         return self._names
@@ -436,25 +451,22 @@ class _Planner:
             unit.is_function and ("def " in body or "class " in body) and bool(_NESTED_DEF.search(body)))
         syntax = self.syntax(position)
         matched = {code for code, predicate in self.triggers.items() if predicate(text, local, syntax)}
-        mentioned = set(self.tainted_words.findall(self.texts[position])) if self.tainted_words else ()
-        if mentioned:
+        mentioned = set(self.tainted_words.findall(self.texts[position])) if self.tainted_words else set()
+        # Imports inside the unit (a function's own) are not among the file's tainted
+        # names; a plain import statement's names are.
+        inner = {} if "import" not in text or isinstance(node, (ast.Import, ast.ImportFrom)) else dict(
+            pair for n in syntax.index(ast.Import, ast.ImportFrom) for pair in _tainted_imports(n, self.import_words))
+        if mentioned or inner:
             self.aliased.add(position)
             # Reached through an alias: test the text with what each alias stands for, and
             # without the shape checks, which see only the alias.
             expansions = "\n".join(self.tainted[name] for name in sorted(mentioned) if name not in self.imported)
             local = local or "lambda" in expansions or "partial" in expansions
-            expanded = f"{self._spell(text)}\n{expansions}"
-            matched |= {code for code, predicate in self.triggers.items() if predicate(expanded, local, None)}
-        if "import" in text and not isinstance(node, (ast.Import, ast.ImportFrom)):
-            # Imports inside the unit (a function's own) are not among the file's
-            # tainted names: write them out here, as above. (A plain import statement's
-            # names are among them.)
-            inner = dict(pair for node in syntax.index(ast.Import, ast.ImportFrom)
-                         for pair in _tainted_imports(node, self.import_words))
+            spelled = self._spell(text)
             if inner:
-                self.aliased.add(position)
-                spelled = _words(sorted(inner), whole=True).sub(lambda m: inner[m.group()], self._spell(text))
-                matched |= {code for code, predicate in self.triggers.items() if predicate(spelled, local, None)}
+                spelled = _words(sorted(inner), whole=True).sub(lambda m: inner[m.group()], spelled)
+            expanded = f"{spelled}\n{expansions}"
+            matched |= {code for code, predicate in self.triggers.items() if predicate(expanded, local, None)}
         return matched
 
     def _spell(self, text: str) -> str:
@@ -474,8 +486,7 @@ class _Planner:
         follow: list[tuple[set[str], set[str], str]] = []  # (bound names, names in the value, its text)
         # Split classes: their header only (their members are leaves of their own).
         headers = [self.units[index].node for index in self.members]
-        below = (node for _, leaf in self.leaves if not leaf.is_function for node in _outside_functions(leaf.nodes))
-        for node in itertools.chain(headers, below):
+        for node in itertools.chain(headers, self.outer):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for local, qualified in _tainted_imports(node, import_words):
                     tainted[local] = qualified

@@ -23,10 +23,10 @@ import fnmatch
 import re
 from typing import Callable, Iterable, Sequence
 
+from dtype_lint.casts import CAST_METHODS, TYPE_CAST_METHODS
+
 TextTest = Callable[[str], bool]
 
-_CASTS = frozenset({"to", "astype", "type"})
-_CAST_METHODS = frozenset({"half", "bfloat16", "double", "float"})  # as rules.patterns.CAST_METHODS
 # The last part of every name in DTL301's TREE_MAPS (an alias is a tainted name).
 _TREE_MAP_NAMES = frozenset({"tree_map", "map", "tree_map_with_path", "map_with_path"})
 LEAF_CAST = re.compile(r"astype|\.\s*to\s*\(|\.\s*view\s*\(|array\s*\(")
@@ -176,7 +176,7 @@ def _casts_back(function: ast.AST, calls: list[ast.Call], lines: Sequence[str], 
         if method == "type_as":
             return True
         dtype = next((k.value for k in call.keywords if k.arg == "dtype"), None)
-        if dtype is None and method in _CASTS and call.args and not isinstance(call.args[0], ast.Starred):
+        if dtype is None and method in TYPE_CAST_METHODS and call.args and not isinstance(call.args[0], ast.Starred):
             dtype = call.args[0]
         if dtype is not None and not f32(lines_of(dtype, lines)) and any(
                 "dtype" in (node.id if isinstance(node, ast.Name) else node.attr).lower()
@@ -198,7 +198,7 @@ def pinned_beside_input(index: Index, lines: Sequence[str], f32: TextTest) -> bo
         elif isinstance(node, ast.BinOp):
             for operand in (node.left, node.right):
                 if (isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute)
-                        and operand.func.attr in _CASTS and f32(lines_of(operand, lines))):
+                        and operand.func.attr in TYPE_CAST_METHODS and f32(lines_of(operand, lines))):
                     return True
     return False
 
@@ -235,7 +235,7 @@ def callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, name
               if isinstance(target, ast.Attribute) and _may_be_callable(node.value, local, lines)]
     if not stores:
         return False
-    known = _with_unit(index, names)
+    known = names()
     return any((isinstance(owner, ast.Name) and owner.id == "self") or _may_be_module(owner, known, 0)
                for owner, _ in stores)
 
@@ -294,11 +294,11 @@ def collect(nodes: Iterable[ast.AST], aliases: dict[str, set[str]], bindings: di
 def module_cast(index: Index, names: Callable[[], Names]) -> bool:
     """DTL303: a cast (``.half()``, ``.to(...)``...) whose receiver may be a module, a cast
     stored under a module's name, or a parameter replaced by a recast copy; ``names``
-    gives the file's imports, classes and bindings (built only when a cast is found)."""
+    gives the imports, classes and bindings the unit sees (asked only when it casts)."""
     casts = [call for call in index(ast.Call) if _cast_receiver(call) is not None]
     if not casts:
         return False
-    known = _with_unit(index, names)
+    known = names()
     if any(_may_be_module(_cast_receiver(call), known, 0) for call in casts):
         return True
     for node in index(ast.Assign):
@@ -322,18 +322,14 @@ def _parameter(func: ast.AST, names: Names) -> bool:
         q.rsplit(".", 1)[-1] == "Parameter" for q in names.aliases.get(func.id, set()) | {func.id})
 
 
-def _with_unit(index: Index, names: Callable[[], Names]) -> Names:
-    return names().add(index(ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.withitem, ast.arg))
-
-
 def _cast_receiver(call: ast.Call) -> ast.AST | None:
     """The receiver of what may be a cast (rules.patterns.cast_target, without its dtype test)."""
     func = call.func
     if not isinstance(func, ast.Attribute):
         return None
-    if func.attr in _CAST_METHODS and not call.args and not call.keywords:
+    if func.attr in CAST_METHODS and not call.args and not call.keywords:
         return func.value
-    if func.attr in _CASTS and (call.args or call.keywords):
+    if func.attr in TYPE_CAST_METHODS and (call.args or call.keywords):
         return func.value
     return None
 

@@ -7,6 +7,7 @@ import libcst as cst
 from dtype_lint.catalog import RuleDoc
 from dtype_lint.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.patterns import (
     argument,
     in_loss_or_entry_class,
@@ -15,7 +16,6 @@ from dtype_lint.rules.patterns import (
     method_name,
 )
 
-_CASTS = frozenset({"to", "astype", "type"})
 # Methods that take a tensor off the device: a float32 cast right before them exports.
 _EXPORTS = frozenset({"numpy", "tolist", "item"})
 
@@ -123,7 +123,7 @@ class Float32InForward(Rule):
             return
         if name in _EXPORTS:
             self._exported.add(id(node.func.value))  # type: ignore[union-attr]
-        dtype = argument(node, 0, "dtype") if name in _CASTS else argument(node, None, "dtype")
+        dtype = argument(node, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node, None, "dtype")
         if dtype is None:
             return
         if is_float32(dtype, self.ctx):

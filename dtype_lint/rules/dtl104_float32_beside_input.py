@@ -7,6 +7,7 @@ import libcst as cst
 from dtype_lint.catalog import RuleDoc
 from dtype_lint.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.patterns import (
     argument,
     in_loss_or_entry_class,
@@ -15,7 +16,6 @@ from dtype_lint.rules.patterns import (
     method_name,
 )
 
-_CASTS = frozenset({"to", "astype", "type"})
 _ARITHMETIC = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide, cst.MatrixMultiply)
 # Names of integer, index and mask tensors: they have no floating dtype to follow.
 _NOT_FLOAT_WORDS = ("ids", "idx", "index", "indices", "label", "mask", "len")
@@ -113,14 +113,14 @@ class Float32BesideInput(Rule):
             return
         _, params, pins, casts_back = self._stack[-1]
         name = method_name(node)
-        dtype = argument(node, 0, "dtype") if name in _CASTS else argument(node, None, "dtype")
+        dtype = argument(node, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node, None, "dtype")
         if dtype is None:
             return
         if dtype_name(dtype, self.ctx) in LOW_PRECISION or (
             not is_float32(dtype, self.ctx) and "dtype" in self.ctx.module.code_for_node(dtype).lower()
         ):
             casts_back[0] = True
-        elif params and name not in _CASTS and is_float32(dtype, self.ctx):
+        elif params and name not in TYPE_CAST_METHODS and is_float32(dtype, self.ctx):
             device = argument(node, None, "device")
             if _attribute_of(device, "device", params) and not any(
                 word in device.value.value.lower() for word in _NOT_FLOAT_WORDS  # type: ignore[union-attr]
@@ -142,7 +142,7 @@ class Float32BesideInput(Rule):
 
     def _float32_cast(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """The dtype node of ``x.to(float32)`` / ``x.astype(float32)``, else None."""
-        if isinstance(expr, cst.Call) and method_name(expr) in _CASTS:
+        if isinstance(expr, cst.Call) and method_name(expr) in TYPE_CAST_METHODS:
             dtype = argument(expr, 0, "dtype")
             if dtype is not None and is_float32(dtype, self.ctx):
                 return dtype

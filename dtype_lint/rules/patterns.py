@@ -6,6 +6,7 @@ import fnmatch
 
 import libcst as cst
 
+from dtype_lint.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.context import FileContext
 from dtype_lint.dtypes import dtype_name
 from dtype_lint.options import CAST_HELPER_PATTERNS, Options
@@ -15,8 +16,6 @@ from dtype_lint.options import CAST_HELPER_PATTERNS, Options
 LOSS_SIDE_WORDS = ("logit", "loss", "label")
 LOSS_CLASSES = ("*Loss*", "*Criterion*")
 FORWARD_NAMES = frozenset({"forward", "__call__"})
-CAST_METHODS = frozenset({"half", "bfloat16", "double", "float"})
-TYPE_CAST_METHODS = frozenset({"to", "type", "astype"})
 
 
 def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.BaseExpression | None:
