@@ -10,7 +10,14 @@ recheck. A warm run takes about a second and varies by a tenth or more from run 
 so take more of them (``--warm-runs``) than of the cold ones. Besides the ratio of the
 medians it prints the median of the ratios of each round's two runs ("paired").
 
-    python benchmarks/mypy_overhead.py --files 20 --runs 5 --warm-runs 15
+    python benchmarks/mypy_overhead.py --files 20 --runs 5 --warm-runs 15 --control
+
+``--control`` adds a third configuration, a plugin that does nothing: its ratio to the
+runs without a plugin is this machine's noise floor for the same number of runs. After
+the timed rounds, a few more runs load the plugin through a wrapper that times every
+call mypy makes into it (``--accounted-runs``): the plugin's own time in mypy's process,
+which the noise of whole runs does not blur, printed as a share of the runs without it.
+The wrapper needs mypy's ``--no-fast-exit`` to report at exit; those runs are not timed.
 
 Files default to the first N labelled corpus files of one distribution
 (/work/shared/corpus/files.txt); pass --dist and --corpus to choose others. They are
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import compileall
 import json
 import os
 import re
@@ -65,12 +73,13 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def mypy(root: Path, files: list[str], config: Path, cache: Path) -> tuple[float, float, str]:
+def mypy(root: Path, files: list[str], config: Path, cache: Path,
+         extra: list[str] | None = None) -> tuple[float, float, str]:
     """(wall seconds, CPU seconds, output) of one mypy run."""
     cpu = children_cpu()
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config), "--cache-dir",
-                             str(cache), *FLAGS, *files], cwd=root, capture_output=True, text=True)
+                             str(cache), *FLAGS, *(extra or []), *files], cwd=root, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     output = result.stdout + result.stderr
     if result.returncode not in (0, 1) or "Traceback" in output or "INTERNAL ERROR" in output:
@@ -95,6 +104,73 @@ def copy_with_packages(source_root: Path, root: Path, files: list[str]) -> None:
             parent = parent.parent
 
 
+NO_OP_PLUGIN = """from mypy.plugin import Plugin
+
+
+def plugin(version):
+    return Plugin
+"""
+
+# Times every call mypy makes into the plugin, and every hook it hands back, in mypy's
+# process; the worker runs beside mypy and is not counted, the waits for it are.
+ACCOUNTING_PLUGIN = """import atexit, sys, time
+
+started = time.perf_counter()
+from dtype_lint.mypy_plugin import DtypeLintPlugin
+
+spent = [time.perf_counter() - started]
+
+
+def timed(function):
+    def call(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - start
+        return timed(result) if callable(result) else result
+    return call
+
+
+class Accounted(DtypeLintPlugin):
+    pass
+
+
+for name in ("get_method_hook", "get_function_hook", "get_additional_deps", "get_additional_indirect_deps"):
+    setattr(Accounted, name, timed(getattr(DtypeLintPlugin, name)))
+atexit.register(lambda: print(f"dtype-lint plugin seconds: {spent[0]:.6f}", file=sys.stderr))
+
+
+def plugin(version):
+    return Accounted
+"""
+ACCOUNTED = re.compile(r"^dtype-lint plugin seconds: (?P<seconds>[0-9.]+)$", re.M)
+
+
+def accounted(root: Path, files: list[str], tmp: Path, runs: int) -> dict[str, list[float]]:
+    """The plugin's own seconds in mypy's process, per mode: one cold run, then ``runs``
+    edited and unchanged warm runs."""
+    (tmp / "accounting_plugin.py").write_text(ACCOUNTING_PLUGIN, encoding="utf-8")
+    config = tmp / "accounted.ini"
+    config.write_text(f"[mypy]\nplugins = {tmp / 'accounting_plugin.py'}\n", encoding="utf-8")
+    cache = tmp / "cache-accounted"
+    spent: dict[str, list[float]] = {mode: [] for mode in MODES}
+
+    def account(mode: str) -> None:
+        _, _, output = mypy(root, files, config, cache, ["--no-fast-exit"])
+        match = ACCOUNTED.search(output)
+        if match is None:
+            raise SystemExit(f"the accounting plugin did not report:\n{output}")
+        spent[mode].append(float(match["seconds"]))
+
+    account("cold")
+    for index in range(runs):
+        stamp(root, files, f"accounted {index}")
+        account("warm-edited")
+        account("warm-unchanged")
+    return spent
+
+
 def stamp(root: Path, files: list[str], mark: str) -> None:
     """Give every file new content: a changed mtime alone does not make mypy recheck (it
     compares hashes). The stamp is unique per round, so no cache ever matches it."""
@@ -116,6 +192,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="cold runs per configuration")
     parser.add_argument("--warm-runs", type=int, help="warm runs per configuration (default: --runs)")
     parser.add_argument("--one-core", action="store_true", help="pin everything to one core")
+    parser.add_argument("--control", action="store_true", help="also time a plugin that does nothing")
+    parser.add_argument("--accounted-runs", type=int, default=5,
+                        help="warm runs that time the plugin's own calls (0: none)")
     parser.add_argument("--sweep", action="store_true", help="check every labelled file with the plugin instead")
     args = parser.parse_args()
     if args.one_core:
@@ -123,6 +202,12 @@ def main() -> None:
     if args.sweep:
         raise SystemExit(sweep(args.listing, args.corpus))
 
+    # An installed dtype-lint has its bytecode compiled (pip does that at install); a
+    # checkout run with PYTHONDONTWRITEBYTECODE has none, and every mypy run would then
+    # charge compiling the plugin and the worker's modules to the plugin.
+    import dtype_lint
+
+    compileall.compile_dir(os.path.dirname(dtype_lint.__file__), quiet=1)
     source_root, files = corpus_files(args.listing, args.corpus, args.dist, args.files)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mypy-overhead-") as tmp_name:
@@ -130,10 +215,14 @@ def main() -> None:
         # A copy, so that touching files for warm runs leaves the corpus as it was.
         root = tmp / "src"
         copy_with_packages(source_root, root, files)
+        (tmp / "no_op_plugin.py").write_text(NO_OP_PLUGIN, encoding="utf-8")
+        plugins = {"without": "", "with": "dtype_lint.mypy_plugin", "no-op": str(tmp / "no_op_plugin.py")}
+        labels = ["without", "with", "no-op"] if args.control else ["without", "with"]
         configs = {}
-        for label, plugins in (("without", ""), ("with", "plugins = dtype_lint.mypy_plugin\n")):
+        for label in labels:
             configs[label] = tmp / f"{label}.ini"
-            configs[label].write_text(f"[mypy]\n{plugins}", encoding="utf-8")
+            configs[label].write_text(f"[mypy]\nplugins = {plugins[label]}\n" if plugins[label] else "[mypy]\n",
+                                      encoding="utf-8")
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
 
         def measure(mode: str, label: str) -> None:
@@ -142,13 +231,13 @@ def main() -> None:
         # The configurations take turns, in alternating order, so that a drift of the
         # machine's speed shows in both.
         for index in range(args.runs):
-            for label in ("without", "with") if index % 2 == 0 else ("with", "without"):
+            for label in labels if index % 2 == 0 else labels[::-1]:
                 shutil.rmtree(tmp / f"cache-{label}", ignore_errors=True)
                 measure("cold", label)
             print(f"cold run {index + 1}: " + "  ".join(
-                f"{label} {times['cold', label][-1][0]:5.1f}s" for label in ("without", "with")), flush=True)
+                f"{label} {times['cold', label][-1][0]:5.1f}s" for label in labels), flush=True)
         for index in range(args.warm_runs or args.runs):
-            order = ("without", "with") if index % 2 == 0 else ("with", "without")
+            order = labels if index % 2 == 0 else labels[::-1]
             # One edit for both: each configuration's cache holds the previous round's
             # content, so both recheck every file, and then both find nothing to recheck.
             stamp(root, files, str(index))
@@ -158,21 +247,29 @@ def main() -> None:
                 measure("warm-unchanged", label)
             print(f"warm run {index + 1}: " + "  ".join(
                 f"{label} edited {times['warm-edited', label][-1][0]:4.2f}s "
-                f"unchanged {times['warm-unchanged', label][-1][0]:4.2f}s" for label in ("without", "with")),
+                f"unchanged {times['warm-unchanged', label][-1][0]:4.2f}s" for label in labels),
                 flush=True)
+        spent = accounted(root, files, tmp, args.accounted_runs) if args.accounted_runs else None
         print(f"{len(files)} files of {args.dist}, {args.runs} cold and {args.warm_runs or args.runs} warm runs each, "
               f"{len(os.sched_getaffinity(0))} core(s), "
               f"{time.perf_counter() - started:.0f} s in all; medians, with plugin / without:")
         for mode in MODES:
             for kind, index in (("wall", 0), ("CPU", 1)):
                 without = statistics.median(t[index] for t in times[mode, "without"])
-                with_plugin = statistics.median(t[index] for t in times[mode, "with"])
-                # Runs of one round follow each other: their ratio is free of the slow
-                # drifts of this machine's speed.
-                paired = statistics.median(w[index] / o[index] for w, o in zip(times[mode, "with"],
-                                                                                times[mode, "without"]))
-                print(f"  {mode:14} {kind:4}: without {without:6.2f}s  with {with_plugin:6.2f}s  "
-                      f"ratio {with_plugin / without:.3f}  paired {paired:.3f}")
+                line = f"  {mode:14} {kind:4}: without {without:6.2f}s"
+                for label in labels[1:]:
+                    median = statistics.median(t[index] for t in times[mode, label])
+                    # Runs of one round follow each other: their ratio is free of the
+                    # slow drifts of this machine's speed.
+                    paired = statistics.median(w[index] / o[index] for w, o in zip(times[mode, label],
+                                                                                    times[mode, "without"]))
+                    line += f"  {label} {median:6.2f}s ratio {median / without:.3f} paired {paired:.3f}"
+                print(line)
+            if spent:
+                seconds = statistics.median(spent[mode])
+                without = statistics.median(t[0] for t in times[mode, "without"])
+                print(f"  {mode:14} plugin's own time in mypy's process: {seconds * 1000:6.1f} ms "
+                      f"(median of {len(spent[mode])}), ratio {1 + seconds / without:.3f}")
 
 
 DTL_ERROR = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::(?P<column>\d+))?: error: .*  \[(?P<code>DTL\d+)\]$")

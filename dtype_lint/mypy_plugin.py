@@ -40,10 +40,10 @@ from mypy.nodes import MypyFile
 from mypy.options import Options as MypyOptions
 from mypy.plugin import FunctionContext, MethodContext, Plugin
 from mypy.types import Type
+from mypy.util import decode_python_encoding
 
-from dtype_lint.finding import Finding
 from dtype_lint.mypy import typeaware
-from dtype_lint.mypy.lint import config_of, engine_findings, read
+from dtype_lint.mypy.lint import Reported, config_of, engine_findings
 from dtype_lint.mypy.worker import LintWorker
 from dtype_lint.rule_codes import rule_codes
 
@@ -208,34 +208,32 @@ class DtypeLintPlugin(Plugin):
         if errors is None or path in errors.ignored_files:
             return
         codes = _codes_for(path)
-        text = read(path)
+        text = _source(path)
         if text is None:
             return
         linted = self._worker.collect(path) if self._worker is not None else None
         if linted is None:
             linted = engine_findings(path, text)
-        findings = {(f.line, f.column, f.code): f for f in linted}
+        findings = {(f[0], f[1], f[4]): f for f in linted}
         if "DTL101" in codes and "dtype" in text:
-            local = local or typeaware.LocalCallables(file.defs)
             hits.update(((line, column, code), message) for line, column, code, message
                         in typeaware.float32_fields(file.defs, config_of(path).options, local))
         if hits:
             lines = _NEWLINE.split(text)
             for (line, column, code), message in hits.items():
                 char_column = _char_column(lines, line, column)
-                findings.setdefault((line, char_column, code),
-                                    Finding(path, line, char_column, line, char_column, code, "", message))
+                findings.setdefault((line, char_column, code), (line, char_column, line, char_column, code, message))
         if findings:
             self._report(file, sorted(findings.values()))
 
-    def _report(self, file: MypyFile, findings: list[Finding]) -> None:
+    def _report(self, file: MypyFile, findings: list[Reported]) -> None:
         errors = self._errors_for(file)
         if errors is None or file.path in errors.ignored_files:
             return
         with _reporting_into(errors, file, self.options):
-            for f in findings:
-                errors.report(f.line, f.column - 1, f"{f.message}", code=_error_code(f.code),
-                              end_line=f.end_line, end_column=f.end_column - 1)
+            for line, column, end_line, end_column, code, message in findings:
+                errors.report(line, column - 1, message, code=_error_code(code),
+                              end_line=end_line, end_column=end_column - 1)
 
     def _note_errors(self) -> None:
         """mypy asks for hooks while it type-checks, with its checker at hand: the error
@@ -308,6 +306,16 @@ def _users_source(file: MypyFile) -> bool:
         return False
     full = os.path.abspath(path)
     return not any(part in full for part in _INSTALLED) and not full.startswith(sys.base_prefix + os.sep)
+
+
+def _source(path: str) -> str | None:
+    """The file's text, decoded as mypy decoded it (the engine's decoding, which honours
+    the same coding declarations, is not imported into mypy's process for this)."""
+    try:
+        with open(path, "rb") as handle:
+            return decode_python_encoding(handle.read())
+    except (OSError, UnicodeDecodeError, LookupError, SyntaxError):
+        return None
 
 
 def _char_column(lines: list[str], line: int, byte_column: int) -> int:

@@ -1,7 +1,9 @@
 """The engine's findings for one file, as the mypy plugin reports them.
 
 Shared by the plugin (in mypy's process) and its lint worker (:mod:`.worker`); imports
-neither mypy nor, until a file needs parsing, LibCST.
+neither mypy nor, until a file needs parsing, LibCST. A finding travels as a plain
+tuple, ``(line, column, end_line, end_column, code, message)``, which sorts as the
+engine's findings of one file do and crosses the worker's pipe as it is.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 
-from dtype_lint.finding import Finding
+Reported = tuple[int, int, int, int, str, str]
 
 # The LibCST rule's DTL303 reasons that come from cast helpers, which stay the engine's:
 # every other DTL303 (a cast-method call) is the plugin's type-aware hook's.
@@ -41,7 +43,7 @@ def read(path: str) -> str | None:
         return None
 
 
-def engine_findings(path: str, text: str) -> list[Finding]:
+def engine_findings(path: str, text: str) -> list[Reported]:
     """The shared engine's findings that the plugin reports (syntax errors are mypy's)."""
     from dtype_lint.engine import LintError, lint_source
 
@@ -51,4 +53,5 @@ def engine_findings(path: str, text: str) -> list[Finding]:
         linted = lint_source(text, path, codes, config.options)
     except LintError:
         return []
-    return [f for f in linted if f.code != "DTL303" or HELPER_REASON in f.message]
+    return [(f.line, f.column, f.end_line, f.end_column, f.code, f.message) for f in linted
+            if f.code != "DTL303" or HELPER_REASON in f.message]

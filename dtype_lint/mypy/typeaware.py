@@ -8,7 +8,7 @@ line, 0-based UTF-8 byte column); the plugin turns them into the CLI's columns.
 from __future__ import annotations
 
 import fnmatch
-from typing import Iterator
+from typing import Callable, Iterator
 
 from mypy.nodes import (
     ARG_STAR2,
@@ -161,7 +161,7 @@ class LocalCallables:
         self.kinds: dict[int, str] = {}
         # Every variable's assigned value, for following `F32 = jnp.float32`.
         self.values: dict[int, Expression] = {}
-        for stmt, _ in _walk(defs, False):
+        for stmt in _walk(defs):
             if isinstance(stmt, AssignmentStmt):
                 for lvalue in stmt.lvalues:
                     var = _assigned_var(lvalue)
@@ -225,22 +225,23 @@ def _referenced_var(expr: Expression, typ: Type | None) -> Var | None:
     return None
 
 
-def _walk(stmts: list, in_function: bool) -> Iterator[tuple[object, bool]]:
-    """Every statement, at any depth, with whether it sits in a function body."""
+def _walk(stmts: list, into_functions: bool = True) -> Iterator[object]:
+    """Every statement, at any depth; without ``into_functions``, none in a function body."""
     for stmt in stmts:
-        yield stmt, in_function
+        yield stmt
         if isinstance(stmt, Decorator):
             stmt = stmt.func
         if isinstance(stmt, FuncItem):
-            yield from _walk(stmt.body.body, True)
+            if into_functions:
+                yield from _walk(stmt.body.body)
         elif isinstance(stmt, OverloadedFuncDef):
             for item in stmt.items:
-                yield from _walk([item], in_function)
+                yield from _walk([item], into_functions)
         elif isinstance(stmt, ClassDef):
-            yield from _walk(stmt.defs.body, in_function)
+            yield from _walk(stmt.defs.body, into_functions)
         else:
             for block in _child_blocks(stmt):
-                yield from _walk(block.body, in_function)
+                yield from _walk(block.body, into_functions)
 
 
 def _child_blocks(stmt: object) -> Iterator[Block]:
@@ -327,13 +328,22 @@ def is_process_pool(typ: Type | None, method: str) -> bool:
 
 # -- DTL101 on Flax modules and dataclasses -------------------------------------------
 
-def float32_fields(defs: list, options: Options, local: LocalCallables) -> list[Hit]:
+def float32_fields(defs: list, options: Options, local: LocalCallables | None) -> list[Hit]:
     """Fields of Flax modules and dataclasses (known by mypy's MRO, whatever the base is
     called or wherever it is defined) whose computation dtype defaults to float32,
-    including through a module-level alias such as `F32 = jnp.float32`."""
+    including through a module-level alias such as `F32 = jnp.float32`. ``local``: the
+    file's bindings where the hooks have collected them already."""
+    found = [local]
+
+    def values() -> dict[int, Expression]:
+        # Collected only when a field's default is a name to follow: most files have none.
+        if found[0] is None:
+            found[0] = LocalCallables(defs)
+        return found[0].values
+
     hits = []
-    for stmt, in_function in _walk(defs, False):
-        if not isinstance(stmt, ClassDef) or in_function or stmt.info is None:
+    for stmt in _walk(defs, into_functions=False):
+        if not isinstance(stmt, ClassDef) or stmt.info is None:
             continue
         if not _is_field_class(stmt.info):
             continue
@@ -346,7 +356,7 @@ def float32_fields(defs: list, options: Options, local: LocalCallables) -> list[
             name = target.name
             if name not in options.compute_dtype_names or name in options.param_dtype_names:
                 continue
-            if _is_float32(item.rvalue, local, 0):
+            if _is_float32(item.rvalue, values, 0):
                 from dtype_lint.rules.dtl101_float32_dtype_default import Float32DtypeDefault
 
                 hits.append((item.rvalue.line, item.rvalue.column, "DTL101",
@@ -360,13 +370,13 @@ def _is_field_class(info: TypeInfo) -> bool:
     return any(key in info.metadata for key in ("dataclass", "dataclass_tag"))
 
 
-def _is_float32(expr: Expression, local: LocalCallables, depth: int) -> bool:
+def _is_float32(expr: Expression, values: Callable[[], dict[int, Expression]], depth: int) -> bool:
     if isinstance(expr, StrExpr):
         return expr.value in _FLOAT32_STRINGS
     if isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and len(expr.args) == 1:
         # np.dtype("float32"), jnp.dtype(jnp.float32)
         if (expr.callee.fullname or "").endswith(".dtype") and (expr.callee.fullname or "").startswith(_FLOAT32_ROOTS):
-            return _is_float32(expr.args[0], local, depth + 1)
+            return _is_float32(expr.args[0], values, depth + 1)
         return False
     if not isinstance(expr, RefExpr):
         return False
@@ -376,6 +386,6 @@ def _is_float32(expr: Expression, local: LocalCallables, depth: int) -> bool:
         return last in ("float32", "single") or (fullname.startswith("torch.") and last == "float")
     # A name bound in this file to a float32 dtype: follow the binding.
     if isinstance(expr.node, Var) and depth < 4:
-        value = local.values.get(id(expr.node))
-        return value is not None and _is_float32(value, local, depth + 1)
+        value = values().get(id(expr.node))
+        return value is not None and _is_float32(value, values, depth + 1)
     return False

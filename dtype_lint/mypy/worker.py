@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 
-from dtype_lint.finding import Finding
+from dtype_lint.mypy.lint import Reported
 
 # How long the plugin waits for one file's findings before linting it itself.
 WAIT_SECONDS = 60.0
@@ -35,7 +35,7 @@ class LintWorker:
     def __init__(self) -> None:
         self._process: subprocess.Popen[str] | None = None
         self._pending: collections.Counter[str] = collections.Counter()
-        self._results: dict[str, list[list] | str] = {}
+        self._results: dict[str, list[Reported] | str] = {}
         self._changed = threading.Condition()
         self._dead = False
 
@@ -54,7 +54,7 @@ class LintWorker:
         with self._changed:
             self._pending[path] += 1
 
-    def collect(self, path: str) -> list[Finding] | None:
+    def collect(self, path: str) -> list[Reported] | None:
         """The worker's findings for a submitted path; None if it was not submitted, or
         the worker failed (the caller lints the file itself). Raises RuntimeError with
         the worker's message if linting the file raised there."""
@@ -67,8 +67,7 @@ class LintWorker:
             result = self._results.pop(path)
         if isinstance(result, str):
             raise RuntimeError(f"lint worker: {result}")
-        return [Finding(path, line, column, end_line, end_column, code, "", message)
-                for line, column, end_line, end_column, code, message in result]
+        return [tuple(f) for f in result]  # type: ignore[misc]
 
     def close(self) -> None:
         process, self._process = self._process, None
@@ -124,8 +123,7 @@ def main() -> None:
         try:
             text = read(path)
             found = [] if text is None else engine_findings(path, text)
-            message: dict = {"path": path, "findings": [
-                [f.line, f.column, f.end_line, f.end_column, f.code, f.message] for f in found]}
+            message: dict = {"path": path, "findings": found}
         except Exception as exc:  # reported by the plugin as its one internal-error note
             message = {"path": path, "error": f"{type(exc).__name__}: {exc}"}
         sys.stdout.write(json.dumps(message) + "\n")
