@@ -19,6 +19,14 @@ call mypy makes into it (``--accounted-runs``): the plugin's own time in mypy's 
 which the noise of whole runs does not blur, printed as a share of the runs without it.
 The wrapper needs mypy's ``--no-fast-exit`` to report at exit; those runs are not timed.
 
+    python benchmarks/mypy_overhead.py --files 20 --runs 0 --instructions 2
+
+counts the instructions mypy's process executes (valgrind's cachegrind, without cache
+simulation), one cold run and N warm rounds per configuration: the work the plugin adds,
+the same from run to run to a tenth of a percent however loaded the machine is. The
+worker is another process and not counted; waiting for it executes nothing, and the
+accounted time above includes those waits. A cold run takes minutes under valgrind.
+
 Files default to the first N labelled corpus files of one distribution
 (/work/shared/corpus/files.txt); pass --dist and --corpus to choose others. They are
 copied with the ``__init__.py`` files of their packages, so that they keep their module
@@ -171,6 +179,38 @@ def accounted(root: Path, files: list[str], tmp: Path, runs: int) -> dict[str, l
     return spent
 
 
+CACHEGRIND_TOTAL = re.compile(r"I\s+refs:\s+(?P<count>[0-9,]+)")
+
+
+def instructions(root: Path, files: list[str], tmp: Path, configs: dict[str, Path],
+                 runs: int) -> dict[tuple[str, str], list[int]]:
+    """Instructions of mypy's process, per mode and configuration."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt install valgrind)")
+    counts: dict[tuple[str, str], list[int]] = {}
+
+    def count(mode: str, label: str) -> None:
+        result = subprocess.run(
+            ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={tmp / 'cachegrind.out'}",
+             sys.executable, "-m", "mypy", "--config-file", str(configs[label]), "--cache-dir",
+             str(tmp / f"cache-counted-{label}"), *FLAGS, *files], cwd=root, capture_output=True, text=True)
+        match = CACHEGRIND_TOTAL.search(result.stderr)
+        if match is None or result.returncode not in (0, 1):
+            raise SystemExit(f"valgrind failed:\n{result.stderr[-2000:]}")
+        counts.setdefault((mode, label), []).append(int(match["count"].replace(",", "")))
+
+    for label in configs:
+        shutil.rmtree(tmp / f"cache-counted-{label}", ignore_errors=True)
+        count("cold", label)
+    for index in range(runs):
+        stamp(root, files, f"counted {index}")
+        for label in configs:
+            count("warm-edited", label)
+        for label in configs:
+            count("warm-unchanged", label)
+    return counts
+
+
 def stamp(root: Path, files: list[str], mark: str) -> None:
     """Give every file new content: a changed mtime alone does not make mypy recheck (it
     compares hashes). The stamp is unique per round, so no cache ever matches it."""
@@ -195,8 +235,12 @@ def main() -> None:
     parser.add_argument("--control", action="store_true", help="also time a plugin that does nothing")
     parser.add_argument("--accounted-runs", type=int, default=5,
                         help="warm runs that time the plugin's own calls (0: none)")
+    parser.add_argument("--instructions", type=int, default=0,
+                        help="warm rounds that count mypy's instructions under valgrind (0: none)")
     parser.add_argument("--sweep", action="store_true", help="check every labelled file with the plugin instead")
     args = parser.parse_args()
+    if args.warm_runs and not args.runs:
+        parser.error("--warm-runs needs --runs 1 or more: the cold runs make the warm caches")
     if args.one_core:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # inherited by every mypy
     if args.sweep:
@@ -249,12 +293,14 @@ def main() -> None:
                 f"{label} edited {times['warm-edited', label][-1][0]:4.2f}s "
                 f"unchanged {times['warm-unchanged', label][-1][0]:4.2f}s" for label in labels),
                 flush=True)
-        spent = accounted(root, files, tmp, args.accounted_runs) if args.accounted_runs else None
+        spent = accounted(root, files, tmp, args.accounted_runs) if args.accounted_runs and times else None
+        counts = instructions(root, files, tmp, configs, args.instructions) if args.instructions else None
         print(f"{len(files)} files of {args.dist}, {args.runs} cold and {args.warm_runs or args.runs} warm runs each, "
               f"{len(os.sched_getaffinity(0))} core(s), "
               f"{time.perf_counter() - started:.0f} s in all; medians, with plugin / without:")
         for mode in MODES:
-            for kind, index in (("wall", 0), ("CPU", 1)):
+            timed = (mode, "without") in times
+            for kind, index in (("wall", 0), ("CPU", 1)) if timed else ():
                 without = statistics.median(t[index] for t in times[mode, "without"])
                 line = f"  {mode:14} {kind:4}: without {without:6.2f}s"
                 for label in labels[1:]:
@@ -265,11 +311,18 @@ def main() -> None:
                                                                                     times[mode, "without"]))
                     line += f"  {label} {median:6.2f}s ratio {median / without:.3f} paired {paired:.3f}"
                 print(line)
-            if spent:
+            if spent and timed:
                 seconds = statistics.median(spent[mode])
                 without = statistics.median(t[0] for t in times[mode, "without"])
                 print(f"  {mode:14} plugin's own time in mypy's process: {seconds * 1000:6.1f} ms "
                       f"(median of {len(spent[mode])}), ratio {1 + seconds / without:.3f}")
+            if counts:
+                line = f"  {mode:14} instructions: without {statistics.median(counts[mode, 'without']) / 1e9:.3f} G"
+                for label in labels[1:]:
+                    ratios = [w / o for w, o in zip(counts[mode, label], counts[mode, "without"])]
+                    line += (f"  {label} {statistics.median(counts[mode, label]) / 1e9:.3f} G "
+                             f"ratio {statistics.median(ratios):.4f} (of {len(ratios)})")
+                print(line)
 
 
 DTL_ERROR = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::(?P<column>\d+))?: error: .*  \[(?P<code>DTL\d+)\]$")

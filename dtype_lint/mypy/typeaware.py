@@ -333,13 +333,12 @@ def float32_fields(defs: list, options: Options, local: LocalCallables | None) -
     called or wherever it is defined) whose computation dtype defaults to float32,
     including through a module-level alias such as `F32 = jnp.float32`. ``local``: the
     file's bindings where the hooks have collected them already."""
-    found = [local]
-
     def values() -> dict[int, Expression]:
         # Collected only when a field's default is a name to follow: most files have none.
-        if found[0] is None:
-            found[0] = LocalCallables(defs)
-        return found[0].values
+        nonlocal local
+        if local is None:
+            local = LocalCallables(defs)
+        return local.values
 
     hits = []
     for stmt in _walk(defs, into_functions=False):
