@@ -307,8 +307,8 @@ def main() -> None:
                     median = statistics.median(t[index] for t in times[mode, label])
                     # Runs of one round follow each other: their ratio is free of the
                     # slow drifts of this machine's speed.
-                    paired = statistics.median(w[index] / o[index] for w, o in zip(times[mode, label],
-                                                                                    times[mode, "without"]))
+                    pairs = zip(times[mode, label], times[mode, "without"])
+                    paired = statistics.median(w[index] / o[index] for w, o in pairs)
                     line += f"  {label} {median:6.2f}s ratio {median / without:.3f} paired {paired:.3f}"
                 print(line)
             if spent and timed:
