@@ -16,6 +16,7 @@ import libcst as cst
 
 from dtype_lint.bases import DATASET_BASES, FLAX_MODULE_BASES, TORCH_MODULE_BASES
 
+
 @dataclasses.dataclass
 class ClassInfo:
     """A class defined in the file."""

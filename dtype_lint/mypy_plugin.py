@@ -214,7 +214,7 @@ class DtypeLintPlugin(Plugin):
         linted = self._worker.collect(path) if self._worker is not None else None
         if linted is None:
             linted = engine_findings(path, text)
-        findings = {(f[0], f[1], f[4]): f for f in linted}
+        findings = {(f.line, f.column, f.code): f for f in linted}
         if "DTL101" in codes and "dtype" in text:
             hits.update(((line, column, code), message) for line, column, code, message
                         in typeaware.float32_fields(file.defs, config_of(path).options, local))
@@ -222,7 +222,8 @@ class DtypeLintPlugin(Plugin):
             lines = _NEWLINE.split(text)
             for (line, column, code), message in hits.items():
                 char_column = _char_column(lines, line, column)
-                findings.setdefault((line, char_column, code), (line, char_column, line, char_column, code, message))
+                findings.setdefault((line, char_column, code),
+                                    Reported(line, char_column, line, char_column, code, message))
         if findings:
             self._report(file, sorted(findings.values()))
 
@@ -231,9 +232,9 @@ class DtypeLintPlugin(Plugin):
         if errors is None or file.path in errors.ignored_files:
             return
         with _reporting_into(errors, file, self.options):
-            for line, column, end_line, end_column, code, message in findings:
-                errors.report(line, column - 1, message, code=_error_code(code),
-                              end_line=end_line, end_column=end_column - 1)
+            for f in findings:
+                errors.report(f.line, f.column - 1, f.message, code=_error_code(f.code),
+                              end_line=f.end_line, end_column=f.end_column - 1)
 
     def _note_errors(self) -> None:
         """mypy asks for hooks while it type-checks, with its checker at hand: the error

@@ -82,6 +82,9 @@ def lint_path(path: str, config: Config) -> FileResult:
     return FileResult(path, findings, source=source, data=data)
 
 
+GC_THRESHOLD = 10_000
+
+
 def fewer_collections() -> None:
     """Run CPython's cycle collector less often. Linting allocates many short-lived trees
     without cycles (``ast``, LibCST); at the default threshold (700 allocations) the
@@ -89,9 +92,6 @@ def fewer_collections() -> None:
     Cycles are still collected. Only in dtype-lint's own processes (CLI, its workers,
     the mypy plugin's lint worker), never in flake8's or mypy's."""
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-
-
-GC_THRESHOLD = 10_000
 
 
 def lint_paths(

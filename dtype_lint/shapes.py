@@ -295,11 +295,11 @@ def module_cast(index: Index, names: Callable[[], Names]) -> bool:
     """DTL303: a cast (``.half()``, ``.to(...)``...) whose receiver may be a module, a cast
     stored under a module's name, or a parameter replaced by a recast copy; ``names``
     gives the imports, classes and bindings the unit sees (asked only when it casts)."""
-    casts = [call for call in index(ast.Call) if _cast_receiver(call) is not None]
-    if not casts:
+    receivers = [receiver for call in index(ast.Call) if (receiver := _cast_receiver(call)) is not None]
+    if not receivers:
         return False
     known = names()
-    if any(_may_be_module(_cast_receiver(call), known, 0) for call in casts):
+    if any(_may_be_module(receiver, known, 0) for receiver in receivers):
         return True
     for node in index(ast.Assign):
         value = node.value

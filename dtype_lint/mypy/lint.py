@@ -1,17 +1,28 @@
 """The engine's findings for one file, as the mypy plugin reports them.
 
 Shared by the plugin (in mypy's process) and its lint worker (:mod:`.worker`); imports
-neither mypy nor, until a file needs parsing, LibCST. A finding travels as a plain
-tuple, ``(line, column, end_line, end_column, code, message)``, which sorts as the
-engine's findings of one file do and crosses the worker's pipe as it is.
+neither mypy nor, until a file needs parsing, LibCST. A finding travels as a
+:class:`Reported`, a named tuple that sorts as the engine's findings of one file do and
+crosses the worker's pipe as a JSON list (no dataclass in mypy's process).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+from typing import NamedTuple
 
-Reported = tuple[int, int, int, int, str, str]
+
+class Reported(NamedTuple):
+    """One finding as the plugin reports it: 1-based line, 1-based character column."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    message: str
+
 
 # The LibCST rule's DTL303 reasons that come from cast helpers, which stay the engine's:
 # every other DTL303 (a cast-method call) is the plugin's type-aware hook's.
@@ -53,5 +64,5 @@ def engine_findings(path: str, text: str) -> list[Reported]:
         linted = lint_source(text, path, codes, config.options)
     except LintError:
         return []
-    return [(f.line, f.column, f.end_line, f.end_column, f.code, f.message) for f in linted
+    return [Reported(f.line, f.column, f.end_line, f.end_column, f.code, f.message) for f in linted
             if f.code != "DTL303" or HELPER_REASON in f.message]

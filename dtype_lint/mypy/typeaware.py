@@ -34,7 +34,6 @@ from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import AnyType, CallableType, Instance, Type, get_proper_type
 
 from dtype_lint import casts
-from dtype_lint.casts import CAST_METHODS
 from dtype_lint.options import CAST_HELPER_PATTERNS, Options
 
 # The rules' messages and patterns are imported on first use (importing the rules imports
@@ -43,6 +42,7 @@ from dtype_lint.options import CAST_HELPER_PATTERNS, Options
 Hit = tuple[int, int, str, str]
 
 TORCH_MODULE = "torch.nn.modules.module.Module"
+CAST_METHODS = casts.CAST_METHODS
 # torch's casts; `.astype` is NumPy's and JAX's, whose arrays are not modules.
 TYPE_CAST_METHODS = casts.TYPE_CAST_METHODS - {"astype"}
 _TORCH_DTYPES = frozenset({"torch._C.dtype", "torch.dtype"})

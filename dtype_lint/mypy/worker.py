@@ -67,7 +67,7 @@ class LintWorker:
             result = self._results.pop(path)
         if isinstance(result, str):
             raise RuntimeError(f"lint worker: {result}")
-        return [tuple(f) for f in result]  # type: ignore[misc]
+        return [Reported(*f) for f in result]
 
     def close(self) -> None:
         process, self._process = self._process, None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dtype_lint.casts import TYPE_CAST_METHODS
 from dtype_lint.catalog import RuleDoc
 from dtype_lint.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.patterns import (
     argument,
     in_loss_or_entry_class,
