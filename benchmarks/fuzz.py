@@ -18,10 +18,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-from dtype_lint.engine import LintError, lint_source, parse  # noqa: E402
-from dtype_lint.fixes import fixed_text  # noqa: E402
-from dtype_lint.options import Options  # noqa: E402
-from dtype_lint.rules import RULES  # noqa: E402
+from dtype_lint.core.engine import LintError, lint_source, parse  # noqa: E402
+from dtype_lint.core.fixes import fixed_text  # noqa: E402
+from dtype_lint.rules.options import Options  # noqa: E402
+from dtype_lint.rules.registry import RULES  # noqa: E402
 from strategies import seeded_programs  # noqa: E402
 
 

@@ -124,7 +124,7 @@ def plugin(version):
 ACCOUNTING_PLUGIN = """import atexit, sys, time
 
 started = time.perf_counter()
-from dtype_lint.mypy_plugin import DtypeLintPlugin
+from dtype_lint.frontends.mypy.plugin import DtypeLintPlugin
 
 spent = [time.perf_counter() - started]
 
@@ -260,7 +260,7 @@ def main() -> None:
         root = tmp / "src"
         copy_with_packages(source_root, root, files)
         (tmp / "no_op_plugin.py").write_text(NO_OP_PLUGIN, encoding="utf-8")
-        plugins = {"without": "", "with": "dtype_lint.mypy_plugin", "no-op": str(tmp / "no_op_plugin.py")}
+        plugins = {"without": "", "with": "dtype_lint.frontends.mypy.plugin", "no-op": str(tmp / "no_op_plugin.py")}
         labels = ["without", "with", "no-op"] if args.control else ["without", "with"]
         configs = {}
         for label in labels:
@@ -343,7 +343,7 @@ def sweep(listing: Path, corpus: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="mypy-sweep-") as tmp_name:
         tmp = Path(tmp_name)
         config = tmp / "with.ini"
-        config.write_text("[mypy]\nplugins = dtype_lint.mypy_plugin\n", encoding="utf-8")
+        config.write_text("[mypy]\nplugins = dtype_lint.frontends.mypy.plugin\n", encoding="utf-8")
         for dist, files in sorted(by_dist.items()):
             root = tmp / dist
             copy_with_packages(corpus / dist, root, files)

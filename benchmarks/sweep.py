@@ -16,8 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from dtype_lint.config import Config
-from dtype_lint.runner import INTERNAL_ERROR, lint_paths
+from dtype_lint.project.config import Config
+from dtype_lint.project.file_lint import INTERNAL_ERROR
+from dtype_lint.project.runner import lint_paths
 
 
 def package_dir(name: str) -> Path | None:

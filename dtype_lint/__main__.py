@@ -1,5 +1,5 @@
 """`python -m dtype_lint` runs the CLI."""
 
-from dtype_lint.cli import main
+from dtype_lint.frontends.cli import main
 
 raise SystemExit(main())

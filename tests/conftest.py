@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dtype_lint.cli import main
+from dtype_lint.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from conftest import FIXTURES, ROOT, expectations
-from dtype_lint import docs
-from dtype_lint.catalog import FAMILIES
-from dtype_lint.rules import RULES, all_docs
+from dtype_lint.frontends import docs
+from dtype_lint.rules.catalog import FAMILIES
+from dtype_lint.rules.registry import RULES, all_docs
 
 
 def test_codes_are_unique_and_well_formed():
@@ -47,11 +47,11 @@ def test_rules_with_fixes_say_how_safe():
 
 def test_readme_rules_table_is_current():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert docs.render(readme) == readme, "run: python -m dtype_lint.docs"
+    assert docs.render(readme) == readme, "run: python -m dtype_lint.frontends.docs"
 
 
 def test_readme_documents_every_option():
-    from dtype_lint.options import OPTION_KEYS
+    from dtype_lint.rules.options import OPTION_KEYS
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for key in OPTION_KEYS:
@@ -59,12 +59,12 @@ def test_readme_documents_every_option():
 
 
 def test_rule_codes_from_file_names_match_the_rules():
-    from dtype_lint.rule_codes import rule_codes
+    from dtype_lint.rules.codes import rule_codes
 
     assert rule_codes() == {rule.doc.code: rule.doc.name for rule in RULES}
 
 
 def test_opt_in_codes_match_the_rules():
-    from dtype_lint.rule_codes import OPT_IN_CODES
+    from dtype_lint.rules.codes import opt_in_codes
 
-    assert OPT_IN_CODES == {rule.doc.code for rule in RULES if not rule.doc.default_enabled}
+    assert opt_in_codes() == {rule.doc.code for rule in RULES if not rule.doc.default_enabled}

@@ -9,8 +9,8 @@ import pathspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dtype_lint.config import DEFAULT_EXCLUDE
-from dtype_lint.excludes import Excludes, is_name_glob
+from dtype_lint.project.config import DEFAULT_EXCLUDE
+from dtype_lint.project.excludes import Excludes, is_name_glob
 
 _NAME_CHARS = "ab.-_*?"
 # Real relative paths (from os.walk) never hold "." or ".." as a name.
@@ -45,5 +45,5 @@ def test_other_patterns_go_to_pathspec() -> None:
 
 
 def test_default_configuration_does_not_import_pathspec() -> None:
-    code = "import sys; from dtype_lint.config import Config; Config().exclude_spec(); sys.exit('pathspec' in sys.modules)"
+    code = "import sys; from dtype_lint.project.config import Config; Config().exclude_spec(); sys.exit('pathspec' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0

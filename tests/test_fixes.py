@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import stat
 
-from dtype_lint.engine import Source
-from dtype_lint.finding import Edit
-from dtype_lint.fixes import apply_edits, fixed_text, write_atomic
+from dtype_lint.core.engine import Source
+from dtype_lint.core.finding import Edit
+from dtype_lint.core.fixes import apply_edits, fixed_text, write_atomic
 
 UNSAFE_ONLY = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
 BOTH = "import jax\nimport jax.numpy as jnp\ndef f(x, dtype=jnp.float32):\n    return jax.tree_map(g, x)\n"
@@ -69,7 +69,7 @@ def test_fix_that_would_not_parse_is_dropped():
     bad = [Edit(1, 1, 1, 4, "def (")]
     text = "x = 1\n"
     assert apply_edits(text, bad) == "def ( 1\n"
-    from dtype_lint.finding import Finding, Fix
+    from dtype_lint.core.finding import Finding, Fix
 
     finding = Finding("m.py", 1, 1, 1, 4, "DTL101", "n", "m", Fix("unsafe", tuple(bad)))
     try:

@@ -12,12 +12,12 @@ import io
 from hypothesis import HealthCheck, given, settings
 
 from strategies import seeded_programs
-from dtype_lint.cli import main
-from dtype_lint.engine import LintError, lint_source, parse
-from dtype_lint.fixes import fixed_text
-from dtype_lint.flake8_plugin import DtypeLintChecker
-from dtype_lint.options import Options
-from dtype_lint.rules import RULES
+from dtype_lint.frontends.cli import main
+from dtype_lint.core.engine import LintError, lint_source, parse
+from dtype_lint.core.fixes import fixed_text
+from dtype_lint.frontends.flake8_plugin import DtypeLintChecker
+from dtype_lint.rules.options import Options
+from dtype_lint.rules.registry import RULES
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dtype_lint.config import Config
-from dtype_lint.discovery import discover
-from dtype_lint.runner import lint_path
+from dtype_lint.project.config import Config
+from dtype_lint.project.discovery import discover
+from dtype_lint.project.file_lint import lint_path
 
 HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
 HAZARD_LINE = ":2:16: DTL101 "

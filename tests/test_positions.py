@@ -8,8 +8,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dtype_lint.engine import _positions, _reduce, _statement_lines
-from dtype_lint.traversal import descendants
+from dtype_lint.core.engine import _positions, _reduce, _statement_lines
+from dtype_lint.core.traversal import descendants
 
 FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
 LAYOUTS = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dtype_lint.engine import lint_source, parse
-from dtype_lint.fixes import fixed_text
-from dtype_lint.options import Options
-from dtype_lint.rules import RULES
+from dtype_lint.core.engine import lint_source, parse
+from dtype_lint.core.fixes import fixed_text
+from dtype_lint.rules.options import Options
+from dtype_lint.rules.registry import RULES
 
 VALID = [(rule, code) for rule in RULES for code in rule.valid]
 INVALID = [(rule, example) for rule in RULES for example in rule.invalid]

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, fixture_files
-from dtype_lint import runner
-from dtype_lint.config import Config
-from dtype_lint.engine import LintError, lint_source
-from dtype_lint.options import Options
-from dtype_lint.rules import RULES
+from dtype_lint.project import file_lint
+from dtype_lint.project.config import Config
+from dtype_lint.core.engine import LintError, lint_source
+from dtype_lint.rules.options import Options
+from dtype_lint.rules.registry import RULES
 
 ALL = Config(select=("ALL",))
 
@@ -136,7 +136,7 @@ def test_tricky_files_have_findings_to_keep():
 
 
 def test_prefilter_skips_parsing_what_cannot_hold_a_finding(monkeypatch):
-    from dtype_lint import prefilter
+    from dtype_lint.core import prefilter
 
     reduced = prefilter.reduce_source(TRICKY["base class far away"], [r.doc.code for r in ALL.rules()], Options())
     assert reduced is not None and "def unrelated" not in reduced.text and "def setup" not in reduced.text
@@ -171,7 +171,7 @@ def test_prefilter_keeps_findings_in_mixed_files(text):
 
 
 def test_a_dtype_default_alone_keeps_only_the_header():
-    from dtype_lint import prefilter
+    from dtype_lint.core import prefilter
 
     plain = "import torch\n\n\ndef g(x, dtype=torch.float32):\n    y = x + 1\n    return y\n"
     reduced = prefilter.reduce_source(plain, ["DTL101"], Options())
@@ -221,8 +221,8 @@ def test_a_warm_run_lints_nothing_and_reports_the_same(cli, tree, monkeypatch):
     cache = tree / ".dtype_lint_cache"
     assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
     linted = []
-    real = runner.lint_path
-    monkeypatch.setattr(runner, "lint_path", lambda path, config: linted.append(path) or real(path, config))
+    real = file_lint.lint_path
+    monkeypatch.setattr(file_lint, "lint_path", lambda path, config: linted.append(path) or real(path, config))
     assert check(cli, tree, "-j", "1") == cold
     assert linted == [str(tree / "broken.py")]  # a file that does not parse is tried again
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dtype_lint.engine import lint_source
-from dtype_lint.options import Options
-from dtype_lint.rules import RULES
+from dtype_lint.core.engine import lint_source
+from dtype_lint.rules.options import Options
+from dtype_lint.rules.registry import RULES
 
 LINE = "import torch\ndef f(x, dtype=torch.float32): ...{comment}\n"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from dtype_lint.rules import RULES
-from dtype_lint.traversal import child_fields, walk
+from dtype_lint.rules.registry import RULES
+from dtype_lint.core.traversal import child_fields, walk
 
 FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
 # Every kind of code node that can hold another: decorators, defaults, annotations,

@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from dtype_lint.catalog import RuleDoc
-from dtype_lint.context import FileContext
-from dtype_lint.options import Options
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.context import FileContext
+from dtype_lint.rules.options import Options
 
 
 @dataclasses.dataclass(frozen=True)

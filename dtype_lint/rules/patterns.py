@@ -6,10 +6,10 @@ import fnmatch
 
 import libcst as cst
 
-from dtype_lint.casts import CAST_METHODS, TYPE_CAST_METHODS
-from dtype_lint.context import FileContext
-from dtype_lint.dtypes import dtype_name
-from dtype_lint.options import CAST_HELPER_PATTERNS, Options
+from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
+from dtype_lint.core.context import FileContext
+from dtype_lint.frameworks.dtypes import dtype_name
+from dtype_lint.rules.options import CAST_HELPER_PATTERNS, Options
 
 # Names of values on the loss side, where float32 is deliberate (logits for the loss,
 # the loss, its labels and masks), and of classes that compute a loss.

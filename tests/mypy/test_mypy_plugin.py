@@ -26,8 +26,8 @@ import pytest
 
 pytest.importorskip("mypy.api")
 
-from dtype_lint.mypy.lint import HELPER_REASON  # noqa: E402
-from dtype_lint.mypy_plugin import TEST_CRASH_VARIABLE  # noqa: E402
+from dtype_lint.frontends.mypy.lint import HELPER_REASON  # noqa: E402
+from dtype_lint.frontends.mypy.plugin import TEST_CRASH_VARIABLE  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 CONFIG = DATA / "mypy.ini"
@@ -281,8 +281,8 @@ def test_type_ignore_silences_only_that_code(session_run: str) -> None:
 
 
 def test_one_error_code_per_rule() -> None:
-    from dtype_lint.mypy_plugin import ERROR_CODES
-    from dtype_lint.rules import RULES
+    from dtype_lint.frontends.mypy.plugin import ERROR_CODES
+    from dtype_lint.rules.registry import RULES
 
     assert set(ERROR_CODES) == {rule.doc.code for rule in RULES}
 
@@ -354,8 +354,8 @@ def test_internal_error_becomes_one_note(tmp_path: Path) -> None:
 
 
 def test_lint_worker_returns_the_engine_findings() -> None:
-    from dtype_lint.mypy.lint import engine_findings, read
-    from dtype_lint.mypy.worker import LintWorker
+    from dtype_lint.frontends.mypy.lint import engine_findings, read
+    from dtype_lint.frontends.mypy.worker import LintWorker
 
     worker = LintWorker()
     paths = [str(DATA / "engine_rules.py"), str(DATA / "no_torch.py")]
@@ -374,7 +374,7 @@ def test_lint_worker_returns_the_engine_findings() -> None:
 
 
 def test_lint_worker_gone_means_lint_in_process() -> None:
-    from dtype_lint.mypy.worker import LintWorker
+    from dtype_lint.frontends.mypy.worker import LintWorker
 
     worker = LintWorker()
     worker.submit(str(DATA / "no_torch.py"))
@@ -401,7 +401,7 @@ def test_worker_and_in_process_report_alike(session_run: str, cache: Path, work:
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity")
 def test_worker_only_with_a_second_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dtype_lint.mypy_plugin import WORKER_VARIABLE, _worker_pays
+    from dtype_lint.frontends.mypy.plugin import WORKER_VARIABLE, _worker_pays
 
     cores = os.sched_getaffinity(0)
     try:

@@ -44,7 +44,7 @@ def test_lookup_by_code_or_name():
 
 def test_importing_dtype_lint_runtime_imports_no_framework():
     code = (
-        "import sys, dtype_lint.runtime, dtype_lint.runtime.device_cli, dtype_lint.pytest_plugin\n"
+        "import sys, dtype_lint.runtime, dtype_lint.runtime.device_cli, dtype_lint.frontends.pytest_plugin\n"
         "import dtype_lint.runtime.torch_guard, dtype_lint.runtime.flax_guard\n"
         "print(sorted(m for m in ('torch', 'jax', 'jaxlib', 'flax', 'numpy') if m in sys.modules))\n"
     )

@@ -1,0 +1,253 @@
+"""The `dtype-lint` command: check (with fixes), fix, explain, rules, device.
+
+Exit codes: 0 no findings, 1 findings, 2 usage, configuration or file errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+from dtype_lint import __version__
+from dtype_lint.core import prefilter_switch
+from dtype_lint.project.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from dtype_lint.project.cache import Cache
+from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_config, validate_selector
+from dtype_lint.core.engine import NEWLINE, LintError, Source, lint_source
+from dtype_lint.core.finding import FileError, Finding
+from dtype_lint.core.fixes import applicable, fixed_text, write_atomic
+from dtype_lint.frontends.formats import FORMATS, statistics, write, write_errors
+from dtype_lint.project.parallel import default_jobs
+from dtype_lint.project.file_lint import FileResult
+from dtype_lint.project.runner import lint_paths, summarize
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; say so in our words
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"dtype-lint: error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dtype-lint", description="Find dtype hazards in ML code.")
+    parser.add_argument("--version", action="version", version=f"dtype-lint {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, help_text in (("check", "lint files (default: the current folder)"),
+                            ("fix", "lint and apply safe fixes (same as check --fix)")):
+        cmd = sub.add_parser(name, help=help_text)
+        cmd.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders; - reads stdin")
+        cmd.add_argument("--config", metavar="FILE", help="pyproject.toml to use instead of discovery")
+        cmd.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to run")
+        cmd.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to add")
+        cmd.add_argument("--ignore", metavar="CODES", help="codes or prefixes to skip")
+        cmd.add_argument("--output-format", choices=FORMATS, default="text")
+        cmd.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+        cmd.add_argument("--statistics", action="store_true", help="print a count per code instead")
+        cmd.add_argument("--fix", action="store_true", default=name == "fix", help="apply safe fixes")
+        cmd.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+        cmd.add_argument("--diff", action="store_true", help="print the fixes as a diff; write nothing")
+        cmd.add_argument("--force-exclude", action="store_true",
+                         help="apply exclude to files named on the command line too (for pre-commit)")
+        cmd.add_argument("--stdin-filename", metavar="PATH", help="the path of the code read from stdin")
+        cmd.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
+                         help="lint with N processes (default: all cores)")
+        cmd.add_argument("--no-cache", action="store_true", help="lint every file; read and write no cache")
+        cmd.add_argument("--cache-dir", metavar="DIR",
+                         help=f"where to keep results of unchanged files (default: {DEFAULT_CACHE_DIR}/ beside the config)")
+        # Parse every file whole with every rule: for comparing findings and timings.
+        cmd.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+    explain = sub.add_parser("explain", help="print a rule's docs")
+    explain.add_argument("code")
+    rules = sub.add_parser("rules", help="list every rule")
+    rules.add_argument("--json", action="store_true")
+    sub.add_parser("device", help="report the devices and the precision they really compute in ([--json])")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["device"]:
+        # The runtime module parses its own flags (argparse's REMAINDER drops a leading --json).
+        from dtype_lint.runtime.device_cli import main as device_main
+
+        return device_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command in ("check", "fix"):
+            return _check(args)
+        if args.command == "explain":
+            return _explain(args.code)
+        return _rules(args.json)
+    except ConfigError as exc:
+        sys.stderr.write(f"dtype-lint: config error: {exc}\n")
+        return EXIT_ERROR
+
+
+def _explain(code: str) -> int:
+    from dtype_lint.rules.registry import all_docs
+
+    docs = all_docs()
+    if code.upper() not in docs:
+        sys.stderr.write(f"dtype-lint: unknown rule code '{code}'; `dtype-lint rules` lists them\n")
+        return EXIT_ERROR
+    sys.stdout.write(docs[code.upper()].markdown())
+    return EXIT_CLEAN
+
+
+def _rules(as_json: bool) -> int:
+    from dtype_lint.rules.registry import all_docs
+
+    docs = list(all_docs().values())
+    if as_json:
+        json.dump([d.as_json() for d in docs], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for d in docs:
+            flag = "" if d.default_enabled else " (opt-in)"
+            sys.stdout.write(f"{d.code}  {d.name:<34} {d.kind:<8} {d.summary}{flag}\n")
+    return EXIT_CLEAN
+
+
+def resolve_config(args: argparse.Namespace) -> Config:
+    path = Path(args.config) if args.config else find_pyproject(
+        [args.stdin_filename] if args.paths == ["-"] and args.stdin_filename else args.paths
+    )
+    if args.config and not Path(args.config).is_file():
+        raise ConfigError(f"{args.config}: no such file")
+    config = load_config(path)
+    overrides = {}
+    for flag, field in (("select", "select"), ("extend_select", "extend_select"), ("ignore", "ignore")):
+        value = getattr(args, flag)
+        if value is not None:
+            codes = tuple(c.strip() for c in value.split(",") if c.strip())
+            for code in codes:
+                validate_selector(code, f"--{flag.replace('_', '-')}")
+            overrides[field] = codes if field != "ignore" else config.ignore + codes
+    return dataclasses.replace(config, **overrides)
+
+
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, got {value!r}")
+    return int(value)
+
+
+def _check(args: argparse.Namespace) -> int:
+    config = resolve_config(args)
+    fixing = args.fix or args.unsafe_fixes or args.diff
+    if args.paths == ["-"]:
+        return _check_stdin(args, config, fixing)
+    cache = None
+    if not args.no_cache:
+        folder = args.cache_dir or os.path.join(config.root, DEFAULT_CACHE_DIR)
+        cache = Cache(folder, f"{config.fingerprint()}\0prefilter={not args.no_prefilter}")
+    jobs = args.jobs or default_jobs()
+    with prefilter_switch.switched(not args.no_prefilter):
+        results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing)
+    if fixing:
+        results = [_fix_file(r, config, args) for r in results]
+    run = summarize(results)
+    _report(args, run.findings, run.errors)
+    return _exit_code(args, run.findings, run.errors)
+
+
+def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
+    path = args.stdin_filename or "-"
+    data = sys.stdin.buffer.read()
+    errors: list[FileError] = []
+    findings: list[Finding] = []
+    try:
+        source = Source.from_bytes(data)
+        findings = lint_source(source.text, path, config.codes_for(path), config.options)
+        if fixing and not args.diff:
+            fixes = applicable(findings, args.unsafe_fixes)
+            new = fixed_text(source.text, fixes) if fixes else source.text
+            sys.stdout.buffer.write(source.encode(new))
+            findings = lint_source(new, path, config.codes_for(path), config.options)
+            _report(args, findings, errors, stream=sys.stderr)
+            return _exit_code(args, findings, errors)
+        if args.diff:
+            result = _fix_text(FileResult(path, findings, source=source, data=data), args)
+            findings = result.findings
+    except LintError as exc:
+        errors.append(FileError(path, str(exc)))
+    _report(args, findings, errors)
+    return _exit_code(args, findings, errors)
+
+
+def _fix_file(result: FileResult, config: Config, args: argparse.Namespace) -> FileResult:
+    if result.error or not applicable(result.findings, args.unsafe_fixes) or result.source is None:
+        return result
+    fixed = _fix_text(result, args)
+    if fixed.error or args.diff or fixed.source is None:
+        return fixed
+    try:
+        assert result.data is not None and result.source is not None
+        new_text = fixed.source.text
+        write_atomic(result.path, result.source.encode(new_text), result.data)
+        remaining = lint_source(new_text, result.path, config.codes_for(result.path), config.options)
+    except (LintError, OSError) as exc:
+        reason = str(exc) if isinstance(exc, LintError) else f"cannot write: {exc.strerror}"
+        return FileResult(result.path, result.findings, FileError(result.path, reason))
+    return FileResult(result.path, remaining, source=fixed.source)
+
+
+def _fix_text(result: FileResult, args: argparse.Namespace) -> FileResult:
+    """The result with its fixes applied in memory (or printed as a diff)."""
+    assert result.source is not None
+    fixes = applicable(result.findings, args.unsafe_fixes)
+    if not fixes:
+        return result
+    try:
+        new_text = fixed_text(result.source.text, fixes)
+    except LintError as exc:
+        return FileResult(result.path, result.findings, FileError(result.path, str(exc)))
+    if args.diff:
+        old_lines = [l + "\n" for l in NEWLINE.split(result.source.text)]
+        new_lines = [l + "\n" for l in NEWLINE.split(new_text)]
+        import difflib
+
+        sys.stdout.writelines(difflib.unified_diff(old_lines, new_lines, f"a/{result.path}", f"b/{result.path}"))
+        return result
+    unfixed = [f for f in result.findings if f not in fixes]
+    return FileResult(result.path, unfixed, source=Source(new_text, result.source.encoding))
+
+
+def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], stream=None) -> None:
+    out = stream or sys.stdout
+    if args.diff:
+        write_errors(errors, sys.stderr, "text")
+        return
+    if args.statistics:
+        statistics(findings, out)
+    else:
+        write(args.output_format, findings, errors, out, _lines_of)
+    write_errors(errors, sys.stderr, args.output_format)
+
+
+def _lines_of(path: str) -> list[str]:
+    try:
+        return NEWLINE.split(Source.from_bytes(Path(path).read_bytes()).text)
+    except (OSError, LintError):
+        return []
+
+
+def _exit_code(args: argparse.Namespace, findings: list[Finding], errors: list[FileError]) -> int:
+    if errors:
+        return EXIT_ERROR
+    if args.diff:
+        return EXIT_FINDINGS if applicable(findings, args.unsafe_fixes) else EXIT_CLEAN
+    if findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,132 @@
+"""Output formats: text, full, json, sarif, github, and the statistics table."""
+
+from __future__ import annotations
+
+import collections
+import json
+from typing import Callable, TextIO
+
+from dtype_lint import __version__
+from dtype_lint.core.finding import FileError, Finding
+from dtype_lint.rules.codes import rule_codes
+
+FORMATS = ("text", "full", "json", "sarif", "github")
+
+
+def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextIO,
+          lines_of: Callable[[str], list[str]]) -> None:
+    if fmt == "json":
+        json.dump([f.as_json() for f in findings], out, indent=2)
+        out.write("\n")
+    elif fmt == "sarif":
+        json.dump(sarif(findings, errors), out, indent=2)
+        out.write("\n")
+    elif fmt == "github":
+        for f in findings:
+            out.write(
+                f"::error title=dtype-lint ({f.code}),file={f.path},line={f.line},col={f.column},"
+                f"endLine={f.end_line},endColumn={f.end_column}::{f.code} {_escape(f.message)}\n"
+            )
+    else:
+        color = fmt == "full" and out.isatty()
+        for f in findings:
+            out.write(f"{f.path}:{f.line}:{f.column}: {_paint(f.code, '1;31', color)} {f.message}\n")
+            if fmt == "full":
+                out.write(_snippet(f, lines_of(f.path), color))
+
+
+def write_errors(errors: list[FileError], out: TextIO, fmt: str) -> None:
+    for e in errors:
+        if fmt == "github":
+            out.write(f"::error title=dtype-lint,file={e.path}::{_escape(e.reason)}\n")
+        else:
+            out.write(f"{e.path}: error: {e.reason}\n")
+
+
+def statistics(findings: list[Finding], out: TextIO) -> None:
+    counts = collections.Counter(f.code for f in findings)
+    for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        fixable = sum(1 for f in findings if f.code == code and f.fix)
+        name = rule_codes().get(code, "")
+        out.write(f"{count:>6}  {code}  {name}{'  [*] fixable: ' + str(fixable) if fixable else ''}\n")
+
+
+def sarif(findings: list[Finding], errors: list[FileError]) -> dict[str, object]:
+    """A SARIF 2.1.0 log with one run, rule metadata for every static rule."""
+    from dtype_lint.rules.registry import RULES_BY_CODE
+
+    codes = sorted(RULES_BY_CODE)
+    index = {code: i for i, code in enumerate(codes)}
+    rules = []
+    for code in codes:
+        doc = RULES_BY_CODE[code].doc
+        rules.append({
+            "id": code,
+            "name": doc.name,
+            "shortDescription": {"text": doc.summary},
+            "fullDescription": {"text": " ".join(doc.why_bad.split())},
+            "help": {"text": doc.summary, "markdown": doc.markdown()},
+            "defaultConfiguration": {"level": "error" if doc.default_enabled else "none"},
+            "properties": {"family": doc.family},
+        })
+    results = []
+    for f in findings:
+        result: dict[str, object] = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": "error",
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                "region": {"startLine": f.line, "startColumn": f.column,
+                           "endLine": f.end_line, "endColumn": f.end_column},
+            }}],
+        }
+        if f.fix:
+            result["fixes"] = [{
+                "description": {"text": f"{f.fix.applicability} fix"},
+                "artifactChanges": [{
+                    "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                    "replacements": [{
+                        "deletedRegion": {"startLine": e.line, "startColumn": e.column,
+                                          "endLine": e.end_line, "endColumn": e.end_column},
+                        "insertedContent": {"text": e.content},
+                    } for e in f.fix.edits],
+                }],
+            }]
+        results.append(result)
+    notifications = [
+        {"level": "error", "message": {"text": e.reason},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": e.path.replace("\\", "/")}}}]}
+        for e in errors
+    ]
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "dtype-lint", "version": __version__,
+                                "informationUri": "https://pypi.org/project/dtype-lint/", "rules": rules}},
+            "results": results,
+            "invocations": [{"executionSuccessful": not errors,
+                             "toolExecutionNotifications": notifications}],
+        }],
+    }
+
+
+def _snippet(f: Finding, lines: list[str], color: bool) -> str:
+    if not 0 < f.line <= len(lines):
+        return ""
+    text = lines[f.line - 1].expandtabs(1)
+    width = max(1, (f.end_column - f.column) if f.end_line == f.line else len(text) - f.column + 1)
+    gutter = f"{f.line:>5} | "
+    caret = " " * (len(gutter) + f.column - 1) + _paint("^" * width, "1;31", color)
+    return f"{gutter}{text}\n{caret}\n"
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+

@@ -1,0 +1,68 @@
+"""The engine's findings for one file, as the mypy plugin reports them.
+
+Shared by the plugin (in mypy's process) and its lint worker (:mod:`.worker`); imports
+neither mypy nor, until a file needs parsing, LibCST. A finding travels as a
+:class:`Reported`, a named tuple that sorts as the engine's findings of one file do and
+crosses the worker's pipe as a JSON list (no dataclass in mypy's process).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import NamedTuple
+
+
+class Reported(NamedTuple):
+    """One finding as the plugin reports it: 1-based line, 1-based character column."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    message: str
+
+
+# The LibCST rule's DTL303 reasons that come from cast helpers, which stay the engine's:
+# every other DTL303 (a cast-method call) is the plugin's type-aware hook's.
+HELPER_REASON = "() casts it whole)"
+
+
+@functools.lru_cache(maxsize=64)
+def config_for(folder: str):  # -> dtype_lint.project.config.Config
+    from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_config
+
+    try:
+        return load_config(find_pyproject([folder]))
+    except ConfigError:
+        # The CLI reports configuration errors; the plugin falls back to the defaults.
+        return Config()
+
+
+def config_of(path: str):  # -> dtype_lint.project.config.Config
+    return config_for(os.path.dirname(os.path.abspath(path)))
+
+
+def read(path: str) -> str | None:
+    from dtype_lint.core.engine import LintError, Source
+
+    try:
+        with open(path, "rb") as handle:
+            return Source.from_bytes(handle.read()).text
+    except (OSError, LintError):
+        return None
+
+
+def engine_findings(path: str, text: str) -> list[Reported]:
+    """The shared engine's findings that the plugin reports (syntax errors are mypy's)."""
+    from dtype_lint.core.engine import LintError, lint_source
+
+    config = config_of(path)
+    codes = config.codes_for(path)
+    try:
+        linted = lint_source(text, path, codes, config.options)
+    except LintError:
+        return []
+    return [Reported(f.line, f.column, f.end_line, f.end_column, f.code, f.message) for f in linted
+            if f.code != "DTL303" or HELPER_REASON in f.message]

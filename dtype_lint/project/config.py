@@ -1,0 +1,191 @@
+"""`[tool.dtype-lint]` in pyproject.toml: discovery, validation and rule selection."""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import os
+import sys
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, Iterable
+
+from dtype_lint.rules.options import OPTION_KEYS, Options
+from dtype_lint.project.excludes import Excludes
+from dtype_lint.rules.codes import opt_in_codes, rule_codes
+
+if TYPE_CHECKING:
+    from dtype_lint.rules.registry import Rule
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".env", "env", "__pycache__",
+    "build", "dist", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".dtype_lint_cache", "*.egg-info", ".eggs",
+)
+_LIST_KEYS = {"select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude"}
+_KNOWN_KEYS = _LIST_KEYS | {"per-file-ignores"} | set(OPTION_KEYS)
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; the message names the key or value."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """The effective configuration: which rules run where, and with which options."""
+
+    select: tuple[str, ...] = ()  # empty: the default set
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    options: Options = Options()
+    root: str = "."  # folder that per-file-ignores and exclude are relative to
+    source: str | None = None  # the file it came from
+
+    def codes(self) -> tuple[str, ...]:
+        """The codes of the rules selected for every file (without importing the rules)."""
+        every = sorted(rule_codes())
+        if self.select:
+            chosen = [c for c in every if _matches(c, self.select)]
+        else:
+            chosen = [c for c in every if c not in opt_in_codes()]
+        chosen += [c for c in every if _matches(c, self.extend_select) and c not in chosen]
+        return tuple(c for c in every if c in chosen and not _matches(c, self.ignore))
+
+    def codes_for(self, path: str) -> tuple[str, ...]:
+        """The codes selected for one file, after `per-file-ignores`."""
+        codes = self.codes()
+        if not self.per_file_ignores:
+            return codes
+        relative = _relative(path, self.root)
+        ignored = [codes for pattern, codes in self.per_file_ignores if _glob_matches(relative, pattern)]
+        return tuple(c for c in codes if not any(_matches(c, i) for i in ignored))
+
+    def rules(self) -> tuple[type[Rule], ...]:
+        """The rules selected for every file."""
+        from dtype_lint.rules.registry import RULES  # imports LibCST: only when linting
+
+        codes = self.codes()
+        return tuple(r for r in RULES if r.doc.code in codes)
+
+    def rules_for(self, path: str) -> tuple[type[Rule], ...]:
+        """The rules selected for one file, after `per-file-ignores`."""
+        from dtype_lint.rules.registry import RULES
+
+        codes = self.codes_for(path)
+        return tuple(r for r in RULES if r.doc.code in codes)
+
+    def exclude_spec(self) -> Excludes:
+        return Excludes(self.exclude)
+
+    def fingerprint(self) -> str:
+        """A stable text that changes whenever the effective configuration changes."""
+        return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores, self.options,
+                     self.exclude))
+
+
+def _matches(code: str, selectors: Iterable[str]) -> bool:
+    return any(s == "ALL" or code.startswith(s) for s in selectors)
+
+
+def _glob_matches(relative: str, pattern: str) -> bool:
+    return fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(PurePosixPath(relative).name, pattern)
+
+
+def _relative(path: str, root: str) -> str:
+    try:
+        return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root))).as_posix()
+    except ValueError:  # another drive on Windows
+        return Path(path).as_posix()
+
+
+def find_pyproject(paths: Iterable[str]) -> Path | None:
+    """The nearest pyproject.toml with a [tool.dtype-lint] table, walking up from the
+    first linted path (or the working directory)."""
+    # abspath, not resolve: a symlink loop among the paths must not break discovery.
+    start = Path(os.path.abspath(next(iter(paths), ".")))
+    if not os.path.isdir(start):
+        start = start.parent
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            # Textual test: a broken table must still be found, then reported by load_config.
+            if "tool.dtype-lint" in text:
+                return candidate
+    return None
+
+
+def load_config(path: Path | None) -> Config:
+    """Read and validate the table; ``None`` gives the defaults."""
+    if path is None:
+        return Config()
+    # Imported here: a run with no configuration file never needs it.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("dtype-lint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.dtype-lint] must be a table")
+    return config_from_table(table, root=str(Path(path).parent), source=str(path))
+
+
+def config_from_table(table: dict[str, Any], root: str = ".", source: str | None = None) -> Config:
+    where = f"{source}: " if source else ""
+    unknown = sorted(set(table) - _KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}unknown key '{unknown[0]}' in [tool.dtype-lint]")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in _LIST_KEYS:
+        if key in table:
+            lists[key] = _string_list(table[key], key, where)
+    for key in ("select", "extend-select", "ignore", "extend-ignore"):
+        for code in lists.get(key, ()):
+            validate_selector(code, f"{where}{key}")
+    pfi: list[tuple[str, tuple[str, ...]]] = []
+    raw_pfi = table.get("per-file-ignores", {})
+    if not isinstance(raw_pfi, dict):
+        raise ConfigError(f"{where}'per-file-ignores' must be a table of glob = [codes]")
+    for pattern, codes in raw_pfi.items():
+        codes = _string_list(codes, f"per-file-ignores.{pattern}", where)
+        for code in codes:
+            validate_selector(code, f"{where}per-file-ignores.{pattern}")
+        pfi.append((pattern, codes))
+    option_values: dict[str, tuple[str, ...]] = {}
+    for key, field in OPTION_KEYS.items():
+        if key in table:
+            option_values[field] = _string_list(table[key], key, where)
+    return Config(
+        select=lists.get("select", ()),
+        extend_select=lists.get("extend-select", ()),
+        ignore=lists.get("ignore", ()) + lists.get("extend-ignore", ()),
+        per_file_ignores=tuple(pfi),
+        exclude=lists.get("exclude", DEFAULT_EXCLUDE) + lists.get("extend-exclude", ()),
+        options=dataclasses.replace(Options(), **option_values),
+        root=root,
+        source=source,
+    )
+
+
+def validate_selector(code: str, where: str) -> None:
+    """A selector is a code or a code prefix (`DTL`, `DTL1`, `DTL10`, `DTL101`)."""
+    if code == "ALL":
+        return
+    if not code.startswith("DTL") or not any(c.startswith(code) for c in rule_codes()):
+        raise ConfigError(f"{where}: unknown rule code or prefix '{code}'")
+
+
+def _string_list(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}'{key}' must be a list of strings, got {value!r}")
+    return tuple(value)

@@ -1,0 +1,1 @@
+"""Hardcoded float32 (DTL1xx): one rule a file, found by the registry."""

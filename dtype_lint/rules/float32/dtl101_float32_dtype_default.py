@@ -1,0 +1,158 @@
+"""DTL101: a computation-dtype parameter or class field that defaults to float32."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.frameworks.dtypes import is_float32
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.patterns import matches_any, module_kind
+
+
+class Float32DtypeDefault(Rule):
+    doc = RuleDoc(
+        code="DTL101",
+        name="float32-dtype-default",
+        summary="Computation dtype defaults to float32",
+        what_it_does="""
+            Checks for function parameters and class fields (dataclasses, Flax `nn.Module`
+            fields) that hold a computation dtype (`dtype`, `compute_dtype`, ...) and
+            default to float32 in any spelling: `torch.float32`, `torch.float`,
+            `jnp.float32`, `np.float32`, `tf.float32`, `"float32"`, `np.dtype("float32")`.
+            """,
+        why_bad="""
+            A layer or helper whose computation dtype defaults to float32 silently upcasts
+            bfloat16 or float16 inputs: a mixed-precision run spends float32 time and
+            memory in that layer, and nothing warns. Flax layers infer the computation
+            dtype from their inputs when `dtype` is `None`; torch factories follow
+            `torch.get_default_dtype()`. Parameter storage (`param_dtype`) is different:
+            keeping parameters in float32 is deliberate and is not reported.
+            """,
+        example="""
+            class MLP(nn.Module):
+                features: int
+                dtype: jnp.dtype = jnp.float32
+            """,
+        use_instead="""
+            class MLP(nn.Module):
+                features: int
+                dtype: Optional[jnp.dtype] = None  # follow the inputs or a policy
+                param_dtype: jnp.dtype = jnp.float32
+            """,
+        fix_safety="""
+            The fix replaces the default with `None`. It is unsafe: code that relied on the
+            float32 default (or cannot handle `None`) changes behaviour.
+            """,
+        options="""
+            - `param-dtype-names`: names that store parameters and are never reported.
+            - `compute-dtype-names`: names that hold a computation dtype.
+            - `entry-point-functions`, `entry-point-classes`: functions (such as
+              `from_pretrained`) and classes (whose constructor is the entry point) whose
+              defaults are a user's choice, not a layer's, and are not reported.
+            - `data-side-names`: functions and classes on the data side (loaders,
+              collators, converters, samplers, augmentation), not reported.
+            - `module-names`: a function taking a model (`def optimize(model, dtype=...)`)
+              applies a user's choice to it, and is not reported.
+            """,
+        known_limits="""
+            Names decide what a dtype parameter means: a computation dtype under a name
+            that is not in `compute-dtype-names` is not seen. A default computed by a call
+            (`dtype=get_dtype()`) is not followed. What counts as an entry point is a
+            guess: the constructor of a plain class (no base class), a function that takes
+            a model, and names in the options above; a layer helper written as a plain
+            class is missed, and a data-side function named otherwise is reported. NumPy
+            data helpers (`def spectrogram(wave, dtype=np.float32)`) are reported unless
+            their names say they are on the data side.
+            """,
+    )
+    message = (
+        "'{name}' defaults to float32: bf16/fp16 inputs are silently upcast. "
+        "Default to None and follow the inputs' dtype or a policy"
+    )
+    fix = "unsafe"
+    triggers = ("float32", "torch.float", "float")
+    options_used = ("param-dtype-names", "compute-dtype-names", "entry-point-functions", "entry-point-classes",
+                    "data-side-names", "module-names")
+    valid = (
+        "def f(x, dtype=None): ...",
+        "def f(x, param_dtype=jnp.float32): ...",
+        "class Dense(nn.Module):\n    param_dtype: jnp.dtype = jnp.float32\n    dtype: Optional[jnp.dtype] = None",
+        "def from_pretrained(path, dtype=jnp.float32): ...",
+        'def f(x, dtype="int32"): ...',
+        "DTYPES = {'fp32': torch.float32}",
+        "class BatchConverter:\n    def __init__(self, dtype=torch.float32):\n        self.dtype = dtype",
+        "class Pipeline:\n    def __init__(self, device='cpu', dtype='float32'): ...",
+        "def random_mask(n, device=None, dtype=torch.float32): ...",
+        "def build_eval_loader(path, dtype=np.float32): ...",
+        "def optimize(model, dtype=torch.float32): ...",
+        "class Opt:\n    def __init__(self, momentum_dtype=jnp.float32): ...",
+    )
+    invalid = (
+        Invalid("def f(x, dtype=torch.float32): ...", "def f(x, dtype=None): ..."),
+        Invalid("import jax.numpy as jnp\nclass Dense(nn.Module):\n    dtype: jnp.dtype = jnp.float32\n",
+                "import jax.numpy as jnp\nclass Dense(nn.Module):\n    dtype: jnp.dtype = None\n"),
+        Invalid('def f(x, compute_dtype="float32"): ...', "def f(x, compute_dtype=None): ..."),
+        Invalid("from torch import float32 as f32\ndef f(x, dtype=f32): ...",
+                "from torch import float32 as f32\ndef f(x, dtype=None): ..."),
+        Invalid("def make_kernel(size, *, device=None, dtype=torch.float32): ...",
+                "def make_kernel(size, *, device=None, dtype=None): ..."),
+        Invalid("class Block(nn.Module):\n    def __init__(self, dtype=torch.float32): ...",
+                "class Block(nn.Module):\n    def __init__(self, dtype=None): ..."),
+    )
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is None or not self._is_compute_name(node.name.value):
+            return
+        function = self.ctx.function
+        if function is not None and self._is_entry_point(function):
+            return
+        if is_float32(node.default, self.ctx):
+            self._flag(node.name.value, node.default)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and isinstance(node.target, cst.Name):
+            self._class_field(node.target.value, node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self._class_field(node.targets[0].target.value, node.value)
+
+    def _class_field(self, name: str, value: cst.BaseExpression) -> None:
+        # Only fields written in a class body, not assignments in its methods.
+        cls = self.ctx.current_class
+        if cls is None or self.ctx.in_function or self._data_side(cls.name):
+            return
+        if self._is_compute_name(name) and is_float32(value, self.ctx):
+            self._flag(name, value)
+
+    def _flag(self, name: str, default: cst.BaseExpression) -> None:
+        self.report(default, self.message.format(name=name), replace=(default, cst.Name("None")))
+
+    def _is_compute_name(self, name: str) -> bool:
+        return name in self.options.compute_dtype_names and name not in self.options.param_dtype_names
+
+    def _data_side(self, name: str) -> bool:
+        return matches_any(name.lower(), self.options.data_side_names)
+
+    def _is_entry_point(self, function) -> bool:
+        """Whether the function's defaults are a user's choice rather than a layer's."""
+        if matches_any(function.name, self.options.entry_point_functions) or self._data_side(function.name):
+            return True
+        cls = self.ctx.method_class()
+        if cls is not None and self._data_side(cls.name):
+            return True
+        # A function that takes the model applies the user's dtype to it (an optimize or
+        # prepare step), like from_pretrained does.
+        params = function.node.params
+        if any(module_kind(p.name, self.ctx, self.options) for p in (*params.params, *params.kwonly_params)
+               if p.name.value != "self"):
+            return True
+        if function.name != "__init__" or cls is None:
+            return False
+        # A PreTrainedModel-style wrapper's constructor is the user's entry point, and so
+        # is a plain class's (no base): it configures an object that is not a layer.
+        bases = tuple(b for b in cls.bases if b != "object")
+        return not bases or any(
+            matches_any(b.rsplit(".", 1)[-1], self.options.entry_point_classes) for b in bases + (cls.name,)
+        )

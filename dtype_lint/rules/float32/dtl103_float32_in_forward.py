@@ -1,0 +1,136 @@
+"""DTL103: float32 pinned inside a layer's forward/__call__ with no cast back."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.frameworks.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.patterns import (
+    argument,
+    in_loss_or_entry_class,
+    is_layer_forward,
+    mentions_loss_side,
+    method_name,
+)
+
+# Methods that take a tensor off the device: a float32 cast right before them exports.
+_EXPORTS = frozenset({"numpy", "tolist", "item"})
+
+
+class Float32InForward(Rule):
+    doc = RuleDoc(
+        code="DTL103",
+        name="float32-in-forward",
+        summary="float32 pinned inside forward/__call__",
+        what_it_does="""
+            Checks `forward`, `forward_*` and `__call__` methods of layers (torch,
+            Lightning and Flax modules, and classes deriving from another layer) for
+            tensors created or cast with a hardcoded float32 dtype
+            (`torch.zeros(n, dtype=torch.float32)`, `x.to(torch.float32)`,
+            `x.astype(jnp.float32)`) when nothing in the method casts back to an input's
+            dtype, a configured dtype or a low-precision dtype. Not reported: the loss
+            side (logits, losses and labels in float32, and loss classes), NumPy arrays
+            (`np.array(lens, dtype=np.float32)`: host-side bookkeeping), casts right
+            before `.numpy()`/`.tolist()`/`.item()`, and the `__call__` of a user-facing
+            wrapper (`entry-point-classes`), which converts the user's inputs.
+            """,
+        why_bad="""
+            Inside a layer, a pinned float32 makes every later operation float32: a
+            bfloat16 model spends float32 time and memory from that point on, and its
+            output dtype no longer follows its inputs.
+            """,
+        example="""
+            def forward(self, x):
+                pe = torch.zeros(x.shape[1], self.dim, dtype=torch.float32, device=x.device)
+                return x + pe
+            """,
+        use_instead="""
+            def forward(self, x):
+                pe = torch.zeros(x.shape[1], self.dim, dtype=x.dtype, device=x.device)
+                return x + pe
+            """,
+        known_limits="""
+            A float32 island is recognised by a cast in the same method whose dtype
+            mentions `dtype` (`.to(x.dtype)`, `.astype(self.dtype)`, `type_as`) or names
+            float16/bfloat16: a cast back in a helper the method calls is not seen, and
+            one cast back anywhere in the method silences every pin in it. The loss side
+            is recognised by name (`logits`, `loss`, `labels`, classes named `*Loss*`);
+            a loss computed in a model's forward under other names is reported. Other methods are DTL104's, which
+            sees only pins tied to an input.
+            """,
+    )
+    message = (
+        "float32 pinned in {method}: everything after it runs in float32 whatever the "
+        "input dtype; use the input's dtype (x.dtype) or the layer's configured dtype"
+    )
+    triggers = ("float32", "torch.float")
+    valid = (
+        "class L(nn.Module):\n    def forward(self, x):\n        return x.to(x.dtype)",
+        "class L(nn.Module):\n    def forward(self, x):\n"
+        "        y = x.to(torch.float32).softmax(-1)\n        return y.to(x.dtype)",
+        "class L(nn.Module):\n    def setup(self):\n        self.w = torch.zeros(3, dtype=torch.float32)",
+        "def forward(x):\n    return x.to(torch.float32)",
+        "class L(nn.Module):\n    def forward(self, x):\n        assert x.dtype == torch.float32\n        return x",
+        "class L(nn.Module):\n    def forward(self, x):\n"
+        "        w = torch.softmax(x, -1, dtype=torch.float32).to(torch.float16)\n        return w",
+        "import jax.numpy as jnp\nclass Head(nn.Module):\n    def __call__(self, h):\n"
+        "        logits = self.proj(h)\n        return logits.astype(jnp.float32)",
+        "import numpy as np\nclass Enc(nn.Module):\n    def forward(self, x, lens):\n"
+        "        lens = np.array(lens, dtype=np.float32)\n        return self.rnn(x), lens",
+        "class CTCHead(nn.Module):\n    def forward(self, logits):\n"
+        "        return nn.functional.log_softmax(logits, dim=-1, dtype=torch.float32)",
+        "class BoxLoss(nn.Module):\n    def forward(self, outputs, n):\n"
+        "        return torch.as_tensor([n], dtype=torch.float, device=outputs.device)",
+        "class Retriever(nn.Module):\n    def forward(self, h):\n"
+        "        return self.index(h.detach().to(torch.float32).numpy())",
+    )
+    invalid = (
+        Invalid("class L(nn.Module):\n    def forward(self, x):\n"
+                "        return x + torch.zeros(3, dtype=torch.float32)"),
+        Invalid("import jax.numpy as jnp\nclass L(nn.Module):\n    def __call__(self, x):\n"
+                "        return x.astype(jnp.float32) * 2"),
+        Invalid("class Enc(nn.Module):\n    def forward_points(self, pts):\n"
+                "        return self.embed(pts.to(torch.float32))"),
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # For each open forward method: its pinned float32 nodes, and whether it casts back.
+        self._stack: list[tuple[cst.FunctionDef, list[cst.CSTNode], list[bool]]] = []
+        self._exported: set[int] = set()  # casts whose result goes straight to the host
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if is_layer_forward(self.ctx, node.name.value) and not in_loss_or_entry_class(self.ctx, self.options):
+            self._stack.append((node, [], [False]))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if self._stack and self._stack[-1][0] is original_node:
+            node, pinned, casts_back = self._stack.pop()
+            if not casts_back[0]:
+                for pin in pinned:
+                    self.report(pin, self.message.format(method=node.name.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._stack:
+            return
+        _, pinned, casts_back = self._stack[-1]
+        name = method_name(node)
+        if name == "type_as":
+            casts_back[0] = True
+            return
+        if name in _EXPORTS:
+            self._exported.add(id(node.func.value))  # type: ignore[union-attr]
+        dtype = argument(node, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node, None, "dtype")
+        if dtype is None:
+            return
+        if is_float32(dtype, self.ctx):
+            # float32 logits, losses and labels feed the loss: deliberate precision. NumPy
+            # arrays and exported values live on the host.
+            if not (mentions_loss_side(node, self.ctx) or is_numpy_call(node, self.ctx)
+                    or id(node) in self._exported):
+                pinned.append(dtype)
+        elif dtype_name(dtype, self.ctx) in LOW_PRECISION or "dtype" in self.ctx.module.code_for_node(dtype).lower():
+            casts_back[0] = True

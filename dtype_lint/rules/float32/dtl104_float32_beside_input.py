@@ -1,0 +1,159 @@
+"""DTL104: float32 pinned right beside an input tensor, outside a layer's forward."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.frameworks.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.patterns import (
+    argument,
+    in_loss_or_entry_class,
+    is_layer_forward,
+    mentions_loss_side,
+    method_name,
+)
+
+_ARITHMETIC = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide, cst.MatrixMultiply)
+# Names of integer, index and mask tensors: they have no floating dtype to follow.
+_NOT_FLOAT_WORDS = ("ids", "idx", "index", "indices", "label", "mask", "len")
+
+
+class Float32BesideInput(Rule):
+    doc = RuleDoc(
+        code="DTL104",
+        name="float32-beside-input",
+        summary="float32 pinned beside an input tensor",
+        what_it_does="""
+            Checks functions and methods (other than a layer's forward, which is DTL103's)
+            for two ways of pinning float32 right next to an input tensor:
+            a tensor created on the input's device but in float32
+            (`torch.zeros(x.shape, dtype=torch.float32, device=x.device)`), and a tensor
+            cast to float32 and combined in arithmetic with one that is not
+            (`feats * mask.to(torch.float32)`). Functions that cast back to an input's
+            dtype or a low-precision dtype are float32 islands and are not reported, nor
+            is the loss side (`loss * mask.to(torch.float32)`, loss classes), arithmetic
+            with a NumPy array (host-side), or a device taken from an integer, index or mask tensor
+            (`device=input_ids.device`), which has no floating dtype to follow.
+            """,
+        why_bad="""
+            The code follows the input in one respect (its device, its values) and pins
+            the other: a bfloat16 or float16 input comes back as float32, or is promoted
+            to float32 by the arithmetic, so everything downstream runs in float32 and
+            the result no longer has the dtype the caller passed in.
+            """,
+        example="""
+            def refine(heatmap):
+                out = torch.zeros(heatmap.shape, dtype=torch.float32, device=heatmap.device)
+                return out + heatmap
+            """,
+        use_instead="""
+            def refine(heatmap):
+                out = torch.zeros_like(heatmap)  # or dtype=heatmap.dtype
+                return out + heatmap
+            """,
+        known_limits="""
+            Only a device written as `<parameter>.device` counts as following an input: a
+            device kept in a variable is not traced. A float32 cast is seen in arithmetic
+            only where both operands are written in the same expression; one stored in a
+            variable first is not followed. `.float()` is not treated as a pin (it is
+            mostly used for masks and metrics). Integer and mask tensors are recognised
+            by name only (`ids`, `index`, `mask`, `labels`, `lens`).
+            """,
+    )
+    message = (
+        "float32 pinned beside an input tensor ({how}): a bf16/fp16 input comes back as "
+        "float32; use the input's dtype (x.dtype, zeros_like, .to(x.dtype))"
+    )
+    triggers = ("float32", "torch.float")
+    valid = (
+        "def f(x):\n    return torch.zeros(x.shape, dtype=x.dtype, device=x.device)",
+        "def f(a, b):\n    return (a.to(torch.float32) - b.to(torch.float32)).norm()",
+        "def f(loss, mask):\n    return loss * mask.to(torch.float32)",
+        "def f(x, device):\n    return torch.tensor([1.0], dtype=torch.float32, device=device)",
+        "def f(x, m):\n    y = x * m.to(torch.float32)\n    return y.to(x.dtype)",
+        "def f(x):\n    return 2 * x.to(torch.float32)",
+        "def scores(input_ids, beams):\n"
+        "    return torch.zeros((input_ids.shape[0], beams), dtype=torch.float, device=input_ids.device)",
+        "import numpy as np\ndef prior(counts):\n    return counts.astype(np.float32) / np.sum(counts)",
+    )
+    invalid = (
+        Invalid("def refine(h):\n    out = torch.zeros(h.shape, dtype=torch.float32, device=h.device)\n"
+                "    return out + h"),
+        Invalid("def sample(feats, mask):\n    return feats * mask.to(torch.float32)"),
+        Invalid("import jax.numpy as jnp\nclass Post:\n    def run(self, x, m):\n"
+                "        return x + m.astype(jnp.float32)"),
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # For each open function: (node, parameter names, pins with how, casts back?)
+        self._stack: list[tuple[cst.FunctionDef, set[str], list[tuple[cst.CSTNode, str]], list[bool]]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = {p.name.value for p in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params)}
+        params.discard("self")
+        # A layer's forward is DTL103's, which reports every pin there; loss classes and
+        # user-facing wrappers are not pinning a layer's dtype.
+        if is_layer_forward(self.ctx, node.name.value) or in_loss_or_entry_class(self.ctx, self.options):
+            params = set()
+        self._stack.append((node, params, [], [False]))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if self._stack and self._stack[-1][0] is original_node:
+            _, _, pins, casts_back = self._stack.pop()
+            if not casts_back[0]:
+                for node, how in pins:
+                    self.report(node, self.message.format(how=how))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._stack:
+            return
+        _, params, pins, casts_back = self._stack[-1]
+        name = method_name(node)
+        dtype = argument(node, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node, None, "dtype")
+        if dtype is None:
+            return
+        if dtype_name(dtype, self.ctx) in LOW_PRECISION or (
+            not is_float32(dtype, self.ctx) and "dtype" in self.ctx.module.code_for_node(dtype).lower()
+        ):
+            casts_back[0] = True
+        elif params and name not in TYPE_CAST_METHODS and is_float32(dtype, self.ctx):
+            device = argument(node, None, "device")
+            if _attribute_of(device, "device", params) and not any(
+                word in device.value.value.lower() for word in _NOT_FLOAT_WORDS  # type: ignore[union-attr]
+            ):
+                pins.append((dtype, "created on the input's device but in float32"))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not self._stack or not self._stack[-1][1] or not isinstance(node.operator, _ARITHMETIC):
+            return
+        left, right = self._float32_cast(node.left), self._float32_cast(node.right)
+        if (left is None) == (right is None):
+            return  # both operands pinned (or neither): nothing is promoted
+        other = node.right if left else node.left
+        if isinstance(other, (cst.Integer, cst.Float)) or is_numpy_call(other, self.ctx):
+            return  # a Python number or a NumPy array: nothing on the device is promoted
+        if mentions_loss_side(node, self.ctx):
+            return
+        self._stack[-1][2].append((left or right, "cast to float32 and combined with another tensor"))
+
+    def _float32_cast(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The dtype node of ``x.to(float32)`` / ``x.astype(float32)``, else None."""
+        if isinstance(expr, cst.Call) and method_name(expr) in TYPE_CAST_METHODS:
+            dtype = argument(expr, 0, "dtype")
+            if dtype is not None and is_float32(dtype, self.ctx):
+                return dtype
+        return None
+
+
+def _attribute_of(expr: cst.BaseExpression | None, attr: str, names: set[str]) -> bool:
+    """``expr`` is ``<name>.<attr>`` for one of ``names``."""
+    return (
+        isinstance(expr, cst.Attribute)
+        and expr.attr.value == attr
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value in names
+    )

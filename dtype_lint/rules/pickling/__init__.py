@@ -1,0 +1,1 @@
+"""Pickling hazards (DTL2xx): one rule a file, found by the registry."""

@@ -1,0 +1,158 @@
+"""DTL201: a lambda, local function or local class sent to a process pool or spawn."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.patterns import argument, matches_any, method_name
+
+_MP_ROOTS = ("multiprocessing", "torch.multiprocessing")
+# (sink, keyword, position) for calls named directly.
+_SPAWNS = {
+    "torch.multiprocessing.spawn": ("fn", 0),
+    "torch.multiprocessing.start_processes": ("fn", 0),
+    "torch.multiprocessing.spawn.spawn": ("fn", 0),
+    "torch.multiprocessing.spawn.start_processes": ("fn", 0),
+}
+_POOL_METHODS = {
+    "pool": ("map", "map_async", "imap", "imap_unordered", "starmap", "starmap_async", "apply", "apply_async"),
+    "executor": ("submit", "map"),
+}
+PICKLE_WHY = (
+    "{kind} cannot be pickled, so {sink} fails when the worker starts under the spawn or "
+    "forkserver start method (the Linux default since Python 3.14; always on macOS and "
+    "Windows); define it at module level and bind arguments with functools.partial"
+)
+
+
+class UnpicklableProcessTarget(Rule):
+    doc = RuleDoc(
+        code="DTL201",
+        name="unpicklable-process-target",
+        summary="Lambda or local callable sent to another process",
+        what_it_does="""
+            Checks for a lambda, a function or class defined inside a function, or a
+            `functools.partial` of one, passed where it is pickled to start a process:
+            `torch.multiprocessing.spawn`/`start_processes`, `Process(target=...)`,
+            `Pool(initializer=...)` and a pool's `map`/`apply`/`imap`/`starmap` methods
+            (also from `with Pool() as p` and `mp.get_context(...)`), and
+            `ProcessPoolExecutor(initializer=...)` with its `submit`/`map`.
+            """,
+        why_bad="""
+            The `spawn` and `forkserver` start methods pickle the target to send it to the
+            new process, and pickle stores functions by their importable name: a lambda or
+            a local function has none, and the worker dies with `PicklingError` or
+            `AttributeError: Can't pickle local object`. Python 3.14 made `forkserver` the
+            default on Linux, so code that only ever ran with `fork` now breaks there too.
+            """,
+        example="""
+            def main():
+                def worker(rank):
+                    train(rank)
+                torch.multiprocessing.spawn(worker, nprocs=2)
+            """,
+        use_instead="""
+            def worker(rank, cfg):
+                train(rank, cfg)
+
+            def main():
+                torch.multiprocessing.spawn(worker, args=(cfg,), nprocs=2)
+            """,
+        options="""
+            - `extra-pickling-sinks`: more sinks, as `"qualified.name:argument"`, where
+              the argument is a keyword or a 0-based position.
+            """,
+        known_limits="""
+            A callable that reaches the sink through a container, an attribute or another
+            function's return value is not followed (the mypy plugin follows variables and
+            attributes). Pools passed in as parameters are not recognised.
+            """,
+    )
+    message = PICKLE_WHY
+    triggers = ("spawn", "start_processes", "Process", "Pool", "ProcessPoolExecutor")
+    options_used = ("extra-pickling-sinks",)
+    valid = (
+        "import torch.multiprocessing as mp\ndef worker(rank): ...\nmp.spawn(worker, nprocs=2)",
+        "from multiprocessing import Pool\nwith Pool(2) as p:\n    p.map(abs, [1, 2])",
+        "sorted(xs, key=lambda x: x[1])",
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "def f():\n    with ThreadPoolExecutor() as ex:\n        ex.submit(lambda: 1)",
+        "import functools, multiprocessing\ndef work(a, b): ...\n"
+        "multiprocessing.Process(target=functools.partial(work, 1)).start()",
+    )
+    invalid = (
+        Invalid("import torch.multiprocessing as mp\ndef main():\n"
+                "    def worker(rank): ...\n    mp.spawn(worker, nprocs=2)"),
+        Invalid("import multiprocessing\nmultiprocessing.Process(target=lambda: None).start()"),
+        Invalid("from multiprocessing import Pool\nwith Pool(2) as p:\n    p.map(lambda x: x + 1, [1, 2])"),
+        Invalid("import multiprocessing as mp\nctx = mp.get_context('spawn')\n"
+                "pool = ctx.Pool(2)\npool.imap(lambda x: x, [1])"),
+        Invalid("from concurrent.futures import ProcessPoolExecutor\n"
+                "def f():\n    with ProcessPoolExecutor() as ex:\n        ex.submit(lambda: 1)"),
+        Invalid("import functools, multiprocessing\ndef f():\n    def work(a): ...\n"
+                "    multiprocessing.Pool(initializer=functools.partial(work, 1))"),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.resolve(node.func)
+        if qualified in _SPAWNS:
+            keyword, position = _SPAWNS[qualified]
+            self._check(argument(node, position, keyword), qualified)
+            return
+        factory = self._factory_kind(node)
+        if factory == "process":
+            self._check(argument(node, None, "target"), "Process(target=...)")
+        elif factory in ("pool", "executor"):
+            self._check(argument(node, None, "initializer"), "the pool's initializer")
+        name = method_name(node)
+        if name is not None and name in _POOL_METHODS["pool"] + _POOL_METHODS["executor"]:
+            kind = self._pool_kind(node.func.value)  # type: ignore[union-attr]
+            if kind and name in _POOL_METHODS[kind]:
+                self._check(argument(node, 0, "func" if kind == "pool" else "fn"), f"a process pool's {name}()")
+        if qualified:
+            for sink in self.options.extra_pickling_sinks:
+                pattern, _, arg = sink.rpartition(":")
+                if matches_any(qualified, (pattern,)):
+                    position = int(arg) if arg.isdigit() else None
+                    self._check(argument(node, position, None if arg.isdigit() else arg), qualified)
+
+    def _check(self, value: cst.BaseExpression | None, sink: str) -> None:
+        if value is None:
+            return
+        kind = self.ctx.local_callable_kind(value)
+        if kind:
+            self.report(value, self.message.format(kind=kind, sink=sink))
+
+    def _factory_kind(self, call: cst.Call) -> str | None:
+        """'process', 'pool' or 'executor' when the call makes one of those."""
+        qualified = self.ctx.resolve(call.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if last == "ProcessPoolExecutor":
+            return "executor"
+        if last not in ("Process", "Pool"):
+            return None
+        owner = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if qualified.startswith(_MP_ROOTS) or (owner is not None and self._is_mp_context(owner)):
+            return "process" if last == "Process" else "pool"
+        return None
+
+    def _is_mp_context(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            bound = self.ctx.lookup_binding(expr.value)
+            return bound is not None and self._is_mp_context(bound)
+        if isinstance(expr, cst.Call):
+            qualified = self.ctx.resolve(expr.func) or ""
+            return qualified.startswith(_MP_ROOTS) and qualified.endswith("get_context")
+        return False
+
+    def _pool_kind(self, receiver: cst.BaseExpression, depth: int = 0) -> str | None:
+        if isinstance(receiver, cst.Call):
+            kind = self._factory_kind(receiver)
+            return kind if kind in ("pool", "executor") else None
+        if isinstance(receiver, cst.Name) and depth < 4:
+            bound = self.ctx.lookup_binding(receiver.value)
+            return self._pool_kind(bound, depth + 1) if bound is not None else None
+        return None
+

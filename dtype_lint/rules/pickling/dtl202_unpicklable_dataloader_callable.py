@@ -1,0 +1,90 @@
+"""DTL202: a lambda or local function given to a DataLoader that starts workers."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.pickling.dtl201_unpicklable_process_target import PICKLE_WHY
+from dtype_lint.rules.patterns import argument, has_star_kwargs
+
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
+#            pin_memory, drop_last, timeout, worker_init_fn, ...)
+_CALLABLES = (("collate_fn", 6), ("worker_init_fn", 10))
+_NUM_WORKERS = ("num_workers", 5)
+
+
+class UnpicklableDataLoaderCallable(Rule):
+    doc = RuleDoc(
+        code="DTL202",
+        name="unpicklable-dataloader-callable",
+        summary="Lambda or local function as a DataLoader collate_fn/worker_init_fn with workers",
+        what_it_does="""
+            Checks `DataLoader(...)` calls, and calls of other loaders named `*Loader`
+            that take the same keywords (`ChainerDataLoader`, `WebLoader`), whose
+            `collate_fn` or `worker_init_fn` is a lambda, a local function or class, or a
+            `functools.partial` of one, when `num_workers` is given and is not
+            literally `0`.
+            """,
+        why_bad="""
+            With `num_workers > 0`, each worker receives the dataset, `collate_fn` and
+            `worker_init_fn` by pickling under the `spawn` and `forkserver` start methods
+            (the Linux default since Python 3.14, and always on macOS and Windows). A
+            lambda or local function cannot be pickled: the first epoch dies with
+            `Can't pickle local object`, often hours into a job that worked with `fork`.
+            """,
+        example="""
+            loader = DataLoader(ds, batch_size=32, num_workers=4,
+                                collate_fn=lambda batch: pad(batch, value=0))
+            """,
+        use_instead="""
+            loader = DataLoader(ds, batch_size=32, num_workers=4,
+                                collate_fn=functools.partial(pad, value=0))
+            """,
+        known_limits="""
+            `num_workers` passed through `**kwargs` counts as non-zero. A loader built
+            by a wrapper function (one that forwards `collate_fn` to `DataLoader`) is not
+            followed. Loaders other than torch's `DataLoader` are only read by keyword,
+            since their positional order is unknown.
+            """,
+    )
+    message = PICKLE_WHY
+    triggers = ("Loader",)
+    valid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, collate_fn=lambda b: b)",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, collate_fn=lambda b: b)",
+        "from torch.utils.data import DataLoader\ndef collate(b): ...\n"
+        "DataLoader(ds, num_workers=4, collate_fn=collate)",
+        "import functools\nfrom torch.utils.data import DataLoader\ndef collate(b, pad): ...\n"
+        "DataLoader(ds, num_workers=4, collate_fn=functools.partial(collate, pad=0))",
+        "ChainerLoader(ds, 1, 4, lambda b: b)",
+        "import yaml\nyaml.load(text, Loader=yaml.SafeLoader)",
+    )
+    invalid = (
+        Invalid("from torch.utils.data import DataLoader\n"
+                "DataLoader(ds, num_workers=4, collate_fn=lambda b: b)"),
+        Invalid("import torch\ndef make(ds, n):\n    def init(worker_id): ...\n"
+                "    return torch.utils.data.DataLoader(ds, num_workers=n, worker_init_fn=init)"),
+        Invalid("from mylib.loaders import ShardedDataLoader\n"
+                "ShardedDataLoader(dataset=ds, num_workers=args.procs, collate_fn=lambda b: b[0])"),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.resolve(node.func)
+        last = qualified.rsplit(".", 1)[-1] if qualified else ""
+        if not last.endswith("Loader"):
+            return
+        # Only torch's DataLoader has a known positional order.
+        positional = last == "DataLoader"
+        workers = argument(node, _NUM_WORKERS[1] if positional else None, _NUM_WORKERS[0])
+        if workers is None and not has_star_kwargs(node):
+            return  # DataLoader's default is num_workers=0
+        if isinstance(workers, cst.Integer) and workers.evaluated_value == 0:
+            return
+        for keyword, position in _CALLABLES:
+            value = argument(node, position if positional else None, keyword)
+            kind = self.ctx.local_callable_kind(value) if value is not None else None
+            if kind:
+                sink = f"{last}({keyword}=...) with workers"
+                self.report(value, self.message.format(kind=kind, sink=sink))

@@ -1,0 +1,75 @@
+"""DTL203: a lambda or local function given to a model wrapper as an output/input transform."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.patterns import argument, matches_any
+
+
+class UnpicklableWrapperTransform(Rule):
+    doc = RuleDoc(
+        code="DTL203",
+        name="unpicklable-wrapper-transform",
+        summary="Lambda or local function stored by a model wrapper",
+        what_it_does="""
+            Checks calls of model wrappers (Lightning/Fabric-style) that store an output or
+            input transform on the wrapped model, when the transform is a lambda, a local
+            function or class, or a `functools.partial` of one. The wrappers and their
+            arguments come from the `wrapper-transforms` option.
+            """,
+        why_bad="""
+            The wrapper keeps the transform as an attribute of the model. The model is
+            pickled whole when it is sent to spawned workers, saved with `torch.save`, or
+            deep-copied for an EMA or a checkpoint: a lambda there breaks all of them, far
+            from the line that stored it.
+            """,
+        example="""
+            model = Wrapper(net, output_transform=lambda out: out.float())
+            """,
+        use_instead="""
+            def to_float(out):
+                return out.float()
+
+            model = Wrapper(net, output_transform=to_float)
+            """,
+        options="""
+            - `wrapper-transforms`: `"qualified.name:argument"` entries; the name may use
+              shell-style wildcards (`*Module:output_transform`).
+            """,
+        known_limits="""
+            A transform stored by assignment after construction is DTL204's; one passed
+            through `**kwargs` is not seen.
+            """,
+    )
+    message = (
+        "{kind} stored on the model by {sink} cannot be pickled: the model can no longer "
+        "be sent to spawned workers (forkserver is the Linux default since Python 3.14), "
+        "saved with torch.save or deep-copied; define the transform at module level"
+    )
+    triggers = ("transform",)
+    options_used = ("wrapper-transforms",)
+    valid = (
+        "def to_float(o): ...\nWrapper(net, output_transform=to_float)",
+        "metric = accuracy(preds, output_fn=lambda o: o)",
+    )
+    invalid = (
+        Invalid("model = Wrapper(net, output_transform=lambda o: o.float())"),
+        Invalid("def build(net):\n    def pre(x): ...\n    return FabricModule(net, input_transform=pre)"),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.resolve(node.func)
+        if not qualified:
+            return
+        for entry in self.options.wrapper_transforms:
+            pattern, _, keyword = entry.rpartition(":")
+            if not matches_any(qualified, (pattern,)):
+                continue
+            value = argument(node, None, keyword)
+            kind = self.ctx.local_callable_kind(value) if value is not None else None
+            if kind:
+                sink = f"{qualified.rsplit('.', 1)[-1]}({keyword}=...)"
+                self.report(value, self.message.format(kind=kind, sink=sink))

@@ -1,0 +1,1 @@
+"""Parameter-tree recasting (DTL3xx): one rule a file, found by the registry."""

@@ -1,0 +1,77 @@
+"""DTL302: a dict comprehension that casts every tensor of a state dict or parameter dict."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.patterns import cast_dtype_name, cast_target, in_cast_helper
+
+
+class StateDictRecast(Rule):
+    doc = RuleDoc(
+        code="DTL302",
+        name="state-dict-recast",
+        summary="State dict recast tensor by tensor",
+        what_it_does="""
+            Checks dict comprehensions over `.items()` whose value casts every tensor:
+            `{k: v.half() for k, v in model.state_dict().items()}`,
+            `{k: v.to(torch.bfloat16) for k, v in params.items()}`.
+            """,
+        why_bad="""
+            Casting every entry of a state dict recasts buffers and integer-like state
+            too (BatchNorm's running statistics, position ids stored as floats), and
+            loading it back with `load_state_dict` silently casts the values to the
+            module's dtype again, so the low precision is lost or, worse, applied to a
+            model that then trains in it. Set the module's dtype through its interface
+            (`model.to(dtype)` once, a policy, or `torch.autocast`).
+            """,
+        example="""
+            sd = {k: v.half() for k, v in model.state_dict().items()}
+            """,
+        use_instead="""
+            with torch.autocast("cuda", dtype=torch.float16):
+                out = model(batch)
+            """,
+        known_limits="""
+            Loops that assign entry by entry (`for k in sd: sd[k] = sd[k].half()`) are
+            not seen. Casts to float32 (`v.float()`) restore full precision and are not
+            reported. Casts inside explicit casting or conversion helpers (names with
+            `cast`, `convert`, `to_fp16`, ...) are not reported.
+            """,
+    )
+    message = (
+        "casting every entry of a state dict recasts buffers too and bypasses the module's "
+        "dtype; configure the module's dtype or use autocast/a policy"
+    )
+    triggers = (".items()",)
+    valid = (
+        "sd = {k: v.to('cuda') for k, v in model.state_dict().items()}",
+        "sd = {k: v.clone() for k, v in model.state_dict().items()}",
+        "def convert_checkpoint(sd):\n    return {k: v.half() for k, v in sd.items()}",
+        "sd = {k: v.float() for k, v in model.state_dict().items()}",
+    )
+    invalid = (
+        Invalid("sd = {k: v.half() for k, v in model.state_dict().items()}"),
+        Invalid("import torch\nsd = {k: v.to(torch.bfloat16) for k, v in params.items()}"),
+    )
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        comp = node.for_in
+        if not (isinstance(comp.iter, cst.Call) and isinstance(comp.iter.func, cst.Attribute)):
+            return
+        if comp.iter.func.attr.value != "items" or not isinstance(comp.target, cst.Tuple):
+            return
+        elements = comp.target.elements
+        if len(elements) != 2 or not isinstance(elements[1].value, cst.Name):
+            return
+        value_name = elements[1].value.value
+        value = node.value
+        if isinstance(value, cst.Call) and not in_cast_helper(self.ctx):
+            receiver = cast_target(value, self.ctx)
+            # A cast to float32 restores full precision (master weights, export).
+            if isinstance(receiver, cst.Name) and receiver.value == value_name and (
+                cast_dtype_name(value, self.ctx) != "float32"
+            ):
+                self.report(node)

@@ -1,0 +1,220 @@
+"""DTL303: a whole module cast with .half()/.bfloat16()/.double()/.float()/.to(dtype)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.patterns import (
+    argument,
+    cast_dtype_name,
+    cast_target,
+    in_cast_helper,
+    in_inference_function,
+    matches_any,
+    method_name,
+    module_kind,
+)
+
+_PARAMETER = frozenset({"torch.nn.Parameter", "nn.Parameter", "Parameter", "torch.nn.parameter.Parameter"})
+
+
+class ModuleRecast(Rule):
+    doc = RuleDoc(
+        code="DTL303",
+        name="module-recast",
+        summary="Whole module recast instead of configured",
+        what_it_does="""
+            Checks for `.half()`, `.bfloat16()`, `.double()`, `.float()`, `.to(<dtype>)`,
+            `.to(dtype=...)` and `.type(<dtype>)` on a receiver known to be a module: one
+            built by a `torch.nn` constructor or a class deriving from `nn.Module`, `self`
+            inside a module, a parameter annotated as a module, or a name configured in
+            `module-names` (`model`, `net`, `*_model` by default), or a cast whose result
+            is stored under such a name (`model = build(cfg).to(dtype=dtype)`); calls of
+            helpers that cast a whole model (`convert_weights_to_lp`, `to_bf16`, ... from
+            `cast-helpers`); and a parameter replaced by a recast copy of itself
+            (`self.emb = nn.Parameter(self.emb.half())`). Casts to float32 restore the
+            default precision and are not reported, nor are casts in functions that only
+            run the model for inference or evaluation: functions named so
+            (`inference-functions`), or that put the same model in eval mode
+            (`model.eval()`, `model.to(dtype).eval()`) and never back in train mode.
+            """,
+        why_bad="""
+            `model.half()` casts every parameter and buffer in place: training then keeps
+            its master weights in half precision (small updates round to zero), the
+            optimizer state follows, normalisation layers lose range, and nothing about the
+            model's configuration says so. Mixed precision belongs in a policy:
+            `torch.autocast`, Lightning's `precision="bf16-mixed"`, or the modules' own
+            dtype arguments.
+            """,
+        example="""
+            model = Transformer(cfg).cuda().half()
+            """,
+        use_instead="""
+            model = Transformer(cfg).cuda()
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(batch)
+            """,
+        options="""
+            - `module-names`: receiver names taken to be modules when nothing else is known.
+            - `module-bases`: extra base classes that make a class a module.
+            - `cast-helpers`: functions that cast a whole model when called.
+            - `inference-functions`: functions that only run a model for inference or
+              evaluation.
+            - `param-dtype-names`: a helper called with a dtype of one of these names
+              applies a configured storage dtype and is not reported.
+            """,
+        known_limits="""
+            A module returned by a function or stored in a container is only known by its
+            name (the mypy plugin knows it by its type). Inference and export are only
+            recognised by a function's name or an `.eval()` on the same receiver in the
+            same function; other inference-only casts are still reported: suppress them
+            with `# noqa: DTL303`. A helper call is taken to apply a configured storage
+            dtype when its dtype argument is named like one (`param-dtype-names`, such
+            as `mu_dtype`). The bodies of explicit casting helpers (`half`,
+            `to_fp16`, `convert_*`, `*cast*`) are not reported, except where they replace a
+            parameter with a recast copy (that also detaches it from its optimizer). A
+            frozen submodule's cast looks like any other.
+            """,
+    )
+    message = (
+        "casting the whole module ({why}) keeps weights, buffers and optimizer state in "
+        "that dtype and bypasses its configuration; use autocast/a precision policy or the "
+        "module's dtype arguments"
+    )
+    triggers = (".half(", ".bfloat16(", ".double(", ".float(", ".to(", ".type(", "convert", "to_fp16", "to_bf16", "cast")
+    options_used = ("module-names", "module-bases", "cast-helpers", "inference-functions", "param-dtype-names")
+    valid = (
+        "model = nn.Linear(2, 2)\nmodel.to('cuda')",
+        "def f(x: torch.Tensor):\n    return x.half()",
+        "import torch\nmodel = nn.Linear(2, 2)\nmodel.to(torch.device('cuda'))",
+        "loss = criterion(logits.float(), y)",
+        "import torch.nn as nn\nclass M(nn.Module):\n    def half(self):\n        return self._apply(lambda t: t.half())",
+        "def load(path):\n    model = build()\n    model.float()\n    return model",
+        "import torch\ndef run_inference(model, x):\n    model.half()\n    return model(x)",
+        "import torch\ndef serve(model):\n    model.to(dtype=torch.float16).eval()",
+        "import torch\ndef load_for_scoring(model, sd):\n    model.half()\n    model.load_state_dict(sd)\n"
+        "    return model.eval()",
+        "def update(mu, mu_dtype):\n    return cast_tree(mu, mu_dtype)",
+        "import torch.nn as nn\ndef resize(old, n):\n    new = nn.Embedding(n, 4)\n"
+        "    new.to(old.weight.device, dtype=old.weight.dtype)\n    return new",
+    )
+    invalid = (
+        Invalid("import torch.nn as nn\nlayer = nn.Linear(2, 2)\nlayer.half()"),
+        Invalid("import torch\nmodel = build()\nmodel.to(torch.bfloat16)"),
+        Invalid("import torch\nmodel = build()\nmodel.to(device, dtype=torch.float16)"),
+        Invalid("import torch.nn as nn\ndef prep(m: nn.Module):\n    return m.double()"),
+        Invalid("import torch.nn as nn\nclass M(nn.Module):\n    def setup_fp16(self):\n        self.half()"),
+        Invalid("convert_weights_to_lp(model, dtype=torch.bfloat16)"),
+        Invalid("def train(args):\n    model = Net(args).to(dtype=dtype)"),
+        Invalid("import torch\nclass Enc(nn.Module):\n    def cast_codebook(self):\n"
+                "        self.inner.codebook = torch.nn.Parameter(self.inner.codebook.half())"),
+        Invalid("import torch\ndef fit(model):\n    model.eval()\n    model.half()\n    model.train()"),
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Per open function: casts waiting for its end (node, message, receiver text),
+        # and the receivers it puts in eval and in train mode.
+        self._frames: list[tuple[cst.FunctionDef, list[tuple[cst.CSTNode, str, str]], set[str], set[str]]] = []
+        self._eval_casts: set[int] = set()  # casts chained with .eval()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._frames.append((node, [], set(), set()))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if self._frames and self._frames[-1][0] is original_node:
+            _, pending, evaluated, trained = self._frames.pop()
+            for node, message, receiver in pending:
+                if receiver not in evaluated or receiver in trained:
+                    self.report(node, message)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+            return
+        target, value = node.targets[0].target, node.value
+        self._parameter_replaced(target, value)
+        receiver = cast_target(value, self.ctx)
+        if receiver is None or module_kind(receiver, self.ctx, self.options) or in_cast_helper(self.ctx):
+            return  # a known module's cast is reported by visit_Call
+        why = module_kind(target, self.ctx, self.options)
+        if why and self._recasts(value):
+            self._cast(value, why, self._code(target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = method_name(node)
+        if name in ("eval", "train"):
+            self._mode_change(node, name)
+        if in_cast_helper(self.ctx):
+            return
+        receiver = cast_target(node, self.ctx)
+        if receiver is not None:
+            why = module_kind(receiver, self.ctx, self.options)
+            if why and self._recasts(node):
+                self._cast(node, why, self._code(receiver))
+            return
+        qualified = self.ctx.resolve(node.func)
+        if qualified and matches_any(qualified.rsplit(".", 1)[-1], self.options.cast_helpers):
+            if self._storage_dtype(node):
+                return
+            model = argument(node, 0, None)
+            self._cast(node, f"{qualified.rsplit('.', 1)[-1]}() casts it whole", self._code(model) if model else "")
+
+    def _recasts(self, call: cst.Call) -> bool:
+        """Not a cast to float32, which restores the default precision, nor one to another
+        tensor's dtype (`dtype=old.weight.dtype`), which keeps what the model has."""
+        if cast_dtype_name(call, self.ctx) == "float32":
+            return False
+        dtype = argument(call, None, "dtype")
+        return not (isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype")
+
+    def _storage_dtype(self, call: cst.Call) -> bool:
+        """A helper applying a configured storage dtype (`cast_tree(mu, mu_dtype)`): the
+        optimizer state or parameters are kept in the dtype the user chose for them."""
+        return any(
+            isinstance(arg.value, (cst.Name, cst.Attribute))
+            and self._code(arg.value).rsplit(".", 1)[-1] in self.options.param_dtype_names
+            for arg in call.args
+        )
+
+    def _cast(self, node: cst.Call, why: str, receiver: str) -> None:
+        if id(node) in self._eval_casts or in_inference_function(self.ctx, self.options):
+            return
+        message = self.message.format(why=why)
+        if self._frames:
+            self._frames[-1][1].append((node, message, receiver))
+        else:
+            self.report(node, message)
+
+    def _mode_change(self, node: cst.Call, name: str) -> None:
+        """Record ``x.eval()`` / ``x.train()``; a cast chained with ``.eval()`` is for inference."""
+        receiver = node.func.value  # type: ignore[union-attr]
+        if name == "eval" and not node.args and isinstance(receiver, cst.Call) and cast_target(receiver, self.ctx):
+            self._eval_casts.add(id(receiver))
+            return
+        if not self._frames:
+            return
+        training = name == "train" and not (node.args and self._code(node.args[0].value) == "False")
+        if name == "eval" and not node.args:
+            self._frames[-1][2].add(self._code(receiver))
+        elif training:
+            self._frames[-1][3].add(self._code(receiver))
+
+    def _parameter_replaced(self, target: cst.BaseExpression, value: cst.Call) -> None:
+        """``p = nn.Parameter(p.half())``: a trained parameter swapped for a recast copy.
+
+        Reported even inside casting helpers: the new Parameter is not the one the
+        optimizer holds, so it stops training as well as losing precision.
+        """
+        if self.ctx.resolve(value.func) not in _PARAMETER or not value.args:
+            return
+        inner = value.args[0].value
+        if not isinstance(inner, cst.Call) or not self._recasts(inner):
+            return
+        receiver = cast_target(inner, self.ctx)
+        if receiver is not None and self._code(receiver) == self._code(target):
+            self.report(value, self.message.format(why="a parameter replaced by a recast copy of itself"))
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return self.ctx.module.code_for_node(node)
