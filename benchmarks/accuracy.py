@@ -1,14 +1,23 @@
-"""Accuracy of dtype-lint on the labelled corpus: precision and recall per hazard family.
+"""Accuracy of dtype-lint on the labelled corpora: precision and recall per hazard family.
 
-    python benchmarks/accuracy.py                        # fetch once into .bench-cache/corpus
-    python benchmarks/accuracy.py --corpus /path/to/corpus   # reuse a fetched copy
+    python benchmarks/accuracy.py                   # both corpora, fetched once into .bench-cache/
+    python benchmarks/accuracy.py --only b --list   # one corpus, with every miss and false alarm
     python benchmarks/accuracy.py --show-unlabelled --widen  # also review unlabelled findings
+    python benchmarks/accuracy.py --sample 100 PKG_DIR ...   # random findings of whole packages
 
-The corpus and its tools (``fetch.sh``, ``files.txt``, ``labels.jsonl``, ``score.py``) live
-outside the repository, in ``<repo>/../shared/corpus/`` unless ``--corpus-tools`` says
-otherwise; they are called, never copied. The linter runs as the real CLI
+Every rule change is judged on both corpora (``corpus/`` and ``corpus-b/``, ten packages
+each): a table per corpus and family, then their union. A change that raises one and
+lowers the other is not done.
+
+The corpora and their tools (``fetch.sh``, ``files.txt``, ``labels.jsonl``, ``score.py``)
+live outside the repository, in ``<repo>/../shared/corpus*/`` unless ``--corpus NAME=DIR``
+says otherwise; they are called, never copied. The linter runs as the real CLI
 (``dtype-lint check --output-format json``) with default options, and ``score.py`` scores
 its findings with each family taken from the code prefix and one line of tolerance.
+
+``--sample N PATHS`` lints whole folders that no corpus labels and prints N findings
+drawn at random (seeded, ``--seed``) with their line, for reading by hand: the sampled
+precision in the README comes from such a review.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import subprocess
 import sys
 import tempfile
@@ -113,37 +123,90 @@ def build_listing(result: dict, unlabelled: bool = False) -> str:
     return "\n".join(lines)
 
 
+CORPORA = {"a": REPO.parent / "shared" / "corpus", "b": REPO.parent / "shared" / "corpus-b"}
+
+
+def union(results: list[dict]) -> dict:
+    """The corpora's counts added up per family, with precision and recall recomputed."""
+    families: dict[str, dict] = {}
+    for result in results:
+        for family, stats in result["families"].items():
+            into = families.setdefault(family, {"hazards": 0, "tp": 0, "fn": 0, "fp_labels": 0,
+                                                "unlabelled_findings": 0})
+            for key in into:
+                into[key] += stats[key]
+    for stats in families.values():
+        flagged = stats["tp"] + stats["fp_labels"]
+        stats["precision"] = stats["tp"] / flagged if flagged else math.nan
+        stats["recall"] = stats["tp"] / stats["hazards"] if stats["hazards"] else math.nan
+    return {"families": families}
+
+
+def sample(paths: list[Path], count: int, seed: int) -> str:
+    """``count`` findings drawn at random from linting ``paths``, each with its line."""
+    findings = sorted(lint(Path.cwd(), [str(p) for p in paths]), key=lambda f: (f["path"], f["line"], f["code"]))
+    picked = random.Random(seed).sample(findings, min(count, len(findings)))
+    out = [f"{len(picked)} of {len(findings)} findings (seed {seed})"]
+    for number, finding in enumerate(sorted(picked, key=lambda f: (f["code"], f["path"], f["line"])), 1):
+        lines = Path(finding["path"]).read_text(encoding="utf-8", errors="replace").splitlines()
+        text = lines[finding["line"] - 1].strip() if finding["line"] <= len(lines) else ""
+        out.append(f"{number:3d}. {finding['code']} {finding['path']}:{finding['line']}  {text}")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=REPO / ".bench-cache" / "corpus",
-                        help="where the corpus is (fetched there if missing)")
-    parser.add_argument("--corpus-tools", type=Path, default=REPO.parent / "shared" / "corpus",
-                        help="folder with fetch.sh, files.txt, labels.jsonl and score.py")
+    parser.add_argument("--corpus", action="append", default=[], metavar="NAME=TOOLS",
+                        help="a corpus's tools folder (fetch.sh, files.txt, labels.jsonl, score.py); "
+                             "default: a=../shared/corpus and b=../shared/corpus-b")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="score only these corpora")
+    parser.add_argument("--data", type=Path, default=REPO / ".bench-cache",
+                        help="where each corpus is fetched, one folder per name")
+    parser.add_argument("--list", action="store_true", help="list every miss and false alarm")
     parser.add_argument("--show-unlabelled", action="store_true",
                         help="also list findings on unlabelled lines of the labelled files")
     parser.add_argument("--widen", action="store_true",
                         help="also lint every .py file of the corpus packages and list the findings "
                              "outside the labelled files (for review by hand)")
+    parser.add_argument("--sample", type=int, metavar="N", help="print N random findings of PATHS instead")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("paths", nargs="*", type=Path, help="with --sample: folders to lint")
     args = parser.parse_args(argv)
-    tools, corpus = args.corpus_tools.resolve(), args.corpus.resolve()
-    if not (tools / "score.py").is_file():
-        sys.exit(f"no corpus tools in {tools}; pass --corpus-tools")
-    files = listed_files(tools)
-    ensure_corpus(corpus, tools, files)
-    findings = lint(corpus, files)
-    result = score(corpus, tools, findings)
-    print(build_table(result))
-    listing = build_listing(result, args.show_unlabelled)
-    if listing:
+    if args.sample is not None:
+        if not args.paths:
+            parser.error("--sample needs PATHS")
+        print(sample(args.paths, args.sample, args.seed))
+        return 0
+    corpora = dict(CORPORA)
+    corpora.update(dict(item.split("=", 1) for item in args.corpus))  # type: ignore[misc]
+    if args.only:
+        corpora = {name: corpora[name] for name in args.only}
+    results = []
+    for name, tools_dir in corpora.items():
+        tools, corpus = Path(tools_dir).resolve(), (args.data / f"corpus-{name}").resolve()
+        if not (tools / "score.py").is_file():
+            sys.exit(f"no corpus tools in {tools}; pass --corpus {name}=DIR")
+        files = listed_files(tools)
+        ensure_corpus(corpus, tools, files)
+        result = score(corpus, tools, lint(corpus, files))
+        results.append(result)
+        print(f"## corpus {name} ({tools.name}: {len(files)} files)")
+        print(build_table(result))
+        listing = build_listing(result, args.show_unlabelled) if (args.list or args.show_unlabelled) else ""
+        if listing:
+            print()
+            print(listing)
+        if args.widen:
+            packages = sorted({f.split("/", 1)[0] for f in files})
+            listed = set(files)
+            print()
+            for finding in lint(corpus, packages):
+                if finding["path"] not in listed:
+                    print(f"outside    {finding['path']}:{finding['line']} [{finding['code']}]")
         print()
-        print(listing)
-    if args.widen:
-        packages = sorted({f.split("/", 1)[0] for f in files})
-        listed = set(files)
-        print()
-        for finding in lint(corpus, packages):
-            if finding["path"] not in listed:
-                print(f"outside    {finding['path']}:{finding['line']} [{finding['code']}]")
+    if len(results) > 1:
+        print(f"## union ({', '.join(corpora)})")
+        print(build_table(union(results)))
     return 0
 
 

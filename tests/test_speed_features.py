@@ -20,7 +20,7 @@ from dtype_lint.project import file_lint
 from dtype_lint.project.config import Config
 from dtype_lint.core.engine import LintError, lint_source
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.registry import RULES
+from dtype_lint.rules.registry import RULES, RULES_BY_CODE
 
 ALL = Config(select=("ALL",))
 
@@ -138,10 +138,10 @@ def test_tricky_files_have_findings_to_keep():
 def test_prefilter_skips_parsing_what_cannot_hold_a_finding(monkeypatch):
     from dtype_lint.core import prefilter
 
-    reduced = prefilter.reduce_source(TRICKY["base class far away"], [r.doc.code for r in ALL.rules()], Options())
+    reduced = prefilter.reduce_source(TRICKY["base class far away"], ALL.rules(), Options())
     assert reduced is not None and "def unrelated" not in reduced.text and "def setup" not in reduced.text
     assert "class Base(nn.Module)" in reduced.text and "def forward" in reduced.text
-    assert prefilter.reduce_source(TRICKY["nothing to find"], ["DTL101", "DTL201"], Options()).text == ""
+    assert prefilter.reduce_source(TRICKY["nothing to find"], [RULES_BY_CODE["DTL101"], RULES_BY_CODE["DTL201"]], Options()).text == ""
 
 
 # Pieces that hold findings or look like it; mixed, they put what a rule resolves (an
@@ -174,12 +174,12 @@ def test_a_dtype_default_alone_keeps_only_the_header():
     from dtype_lint.core import prefilter
 
     plain = "import torch\n\n\ndef g(x, dtype=torch.float32):\n    y = x + 1\n    return y\n"
-    reduced = prefilter.reduce_source(plain, ["DTL101"], Options())
+    reduced = prefilter.reduce_source(plain, [RULES_BY_CODE["DTL101"]], Options())
     assert reduced is not None and "def g(x, dtype=torch.float32):" in reduced.text
     assert "y = x + 1" not in reduced.text and reduced.text.endswith("    pass\n")
     # A body that may hold a finding of its own, seen directly or through an alias, stays.
     for name in ("dtype default in a lambda inside", "renamed dtype default in a lambda inside"):
-        reduced = prefilter.reduce_source(TRICKY[name], ["DTL101"], Options())
+        reduced = prefilter.reduce_source(TRICKY[name], [RULES_BY_CODE["DTL101"]], Options())
         assert reduced is not None and "lambda x, dtype=" in reduced.text, name
 
 

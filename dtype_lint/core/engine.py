@@ -64,10 +64,15 @@ class Source:
         return text.encode(self.encoding)
 
 
-def applicable_rules(source: str, rules: tuple[type[Rule], ...]) -> list[type[Rule]]:
-    """The rules that could find something: a rule whose trigger text appears nowhere in
-    the file has nothing to find, so the file need not be parsed for it."""
-    return [rule for rule in rules if not rule.triggers or any(t in source for t in rule.triggers)]
+def applicable_rules(source: str, rules: Sequence[type[Rule]], options: Options) -> list[type[Rule]]:
+    """The rules that could find something in a file that is not cut into units: those
+    whose prefilter keeps the whole text (or that declare none)."""
+    out = []
+    for rule in rules:
+        declared = rule.prefilter(options)
+        if declared is None or declared.keeps(source, True, None):
+            out.append(rule)
+    return out
 
 
 def parse(text: str) -> cst.Module:
@@ -90,9 +95,10 @@ def lint_source(
 ) -> list[Finding]:
     """All findings of ``rules`` in ``text``, sorted, with suppressions applied.
 
-    ``rules`` are rule classes or their codes; given codes, the rules (and LibCST) are
-    imported only once a file may hold a finding, so a run over clean files never pays
-    for them. ``use_prefilter`` (default: on unless ``DTYPE_LINT_PREFILTER=0``) only
+    ``rules`` are rule classes or their codes; given codes, the rules are imported on the
+    first file that is not exempt. LibCST is imported only once a file may hold a
+    finding (the rules take it from :mod:`dtype_lint.core.deferred`), so a run over
+    clean files never pays for it. ``use_prefilter`` (default: on unless ``DTYPE_LINT_PREFILTER=0``) only
     changes how much is parsed, never the findings; off, every rule runs on the whole
     file. ``tree`` is the text's ``ast`` where the caller has parsed it already (flake8),
     which spares the prefilter its own parse.
@@ -105,20 +111,23 @@ def lint_source(
         return _lint_module(parse(text), text, path, _classes(rules), options, None, text)
     from dtype_lint.core import prefilter
 
-    codes = [r if isinstance(r, str) else r.doc.code for r in rules]
-    reduced = prefilter.reduce_source(text, codes, options, tree)
+    classes = _classes(rules)
+    reduced = prefilter.reduce_source(text, classes, options, tree)
     if reduced is None:
-        selected = applicable_rules(text, _classes(rules))
-        return _lint_module(parse(text), text, path, selected, options, None, text) if selected else []
+        selected = applicable_rules(text, classes, options)
+        # With no rule to run, LibCST parses only a file CPython rejects, to report it.
+        if selected or not prefilter.compiles(text):
+            return _lint_module(parse(text), text, path, selected, options, None, text)
+        return []
     if not reduced.text:
         return []
-    selected = [rule for rule in _classes(rules) if rule.doc.code in reduced.codes]
+    selected = [rule for rule in classes if rule.doc.code in reduced.codes]
     try:
         module = parse(reduced.text)
     except LintError:
         # LibCST rejects something ast accepted: let the whole file decide (and word
         # the error against the file's own lines).
-        return _lint_module(parse(text), text, path, _classes(rules), options, None, text)
+        return _lint_module(parse(text), text, path, classes, options, None, text)
     return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text)
 
 

@@ -16,7 +16,8 @@ def file_is_exempt(source: str) -> bool:
 def line_suppresses(line: str, code: str) -> bool:
     """Whether a `# noqa` on this physical line covers ``code``.
 
-    `# noqa` covers everything; `# noqa: DTL101, DTL2` covers DTL101 and every DTL2xx.
+    `# noqa` covers everything; `# noqa: CODE, PREFIX` covers that code and every code
+    that starts with the prefix.
     """
     if "noqa" not in line.lower():
         return False

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import libcst as cst
-
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Prefilter
 from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.core.context import FileContext
 from dtype_lint.rules.options import Options
+
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,17 +34,29 @@ class Report:
     applicability: str | None
 
 
-class Rule(cst.BatchableCSTVisitor):
-    """Subclasses set ``doc``, ``fix`` ("safe", "unsafe" or None), ``triggers`` (text a
-    file must contain for the rule to have anything to find), ``message``, and examples."""
+class Rule:
+    """A read-only LibCST visitor (``visit_<Node>`` and ``leave_<Node>`` methods) run by
+    :func:`dtype_lint.core.traversal.walk`, with everything else about the rule.
+
+    Subclasses set ``doc``, ``message``, ``fix`` ("safe", "unsafe" or None), the options
+    they read, and valid and invalid examples (tests and docs are made from them), and
+    override :meth:`prefilter`. A module ``dtlNNN_<name>.py`` holding one in a family
+    folder of :mod:`dtype_lint.rules` is all it takes to add a rule.
+    """
 
     doc: ClassVar[RuleDoc]
     message: ClassVar[str]
     fix: ClassVar[str | None] = None
-    triggers: ClassVar[tuple[str, ...]] = ()
     options_used: ClassVar[tuple[str, ...]] = ()
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
+
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter | None:
+        """What a unit of a file must hold for this rule to find something in it (see
+        :class:`~dtype_lint.core.shapes.Prefilter`). None, the default: the rule's files
+        are parsed whole, so a new rule can start without one."""
+        return None
 
     def __init__(self, ctx: FileContext, options: Options, reports: list[Report]) -> None:
         super().__init__()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-
 # Function names whose body is an explicit casting API: casting there is the point. Here,
 # not with the rules, because the mypy plugin's hooks test them without importing LibCST.
 CAST_HELPER_PATTERNS = ("to_bf16", "to_fp16", "to_fp32", "to_f16", "to_f32", "to_half", "cast*", "_cast*",

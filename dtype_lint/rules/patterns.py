@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import fnmatch
+from typing import TYPE_CHECKING
 
-import libcst as cst
-
+from dtype_lint.core.deferred import cst
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
-from dtype_lint.core.context import FileContext
-from dtype_lint.frameworks.dtypes import dtype_name
+from dtype_lint.rules.dtypes import dtype_name
 from dtype_lint.rules.options import CAST_HELPER_PATTERNS, Options
+
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext
 
 # Names of values on the loss side, where float32 is deliberate (logits for the loss,
 # the loss, its labels and masks), and of classes that compute a loss.

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+from typing import Sequence
 
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.frameworks.dtypes import is_float32
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.dtypes import is_float32
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any, module_kind
 
 
@@ -71,9 +75,20 @@ class Float32DtypeDefault(Rule):
         "Default to None and follow the inputs' dtype or a policy"
     )
     fix = "unsafe"
-    triggers = ("float32", "torch.float", "float")
     options_used = ("param-dtype-names", "compute-dtype-names", "entry-point-functions", "entry-point-classes",
                     "data-side-names", "module-names")
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        names = frozenset(options.compute_dtype_names) - frozenset(options.param_dtype_names)
+        return Prefilter(
+            lambda t, lc, u: f32(t) and any(name in t for name in names) and (
+                u is None or _compute_default(u.index, u.lines, names)),
+            import_words=("float", "half", "double", "single", "bfloat16", "dtype"),
+            # Only parameters and fields can hold a finding: a function's body matters
+            # only where it binds one of those names itself.
+            header_only=lambda body, lines: not _compute_default(body, lines, names),
+        )
+
     valid = (
         "def f(x, dtype=None): ...",
         "def f(x, param_dtype=jnp.float32): ...",
@@ -156,3 +171,20 @@ class Float32DtypeDefault(Rule):
         return not bases or any(
             matches_any(b.rsplit(".", 1)[-1], self.options.entry_point_classes) for b in bases + (cls.name,)
         )
+
+
+# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _compute_default(index: Index, lines: Sequence[str], names: frozenset[str]) -> bool:
+    """DTL101: a parameter, field or binding named in ``names`` whose value spells float32."""
+    for node in index(ast.arguments):
+        positional = [*node.posonlyargs, *node.args]
+        pairs = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))
+        pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
+        if any(arg.arg in names and f32(lines_of(default, lines)) for arg, default in pairs):
+            return True
+    for node in index(ast.Assign, ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if (node.value is not None and any(isinstance(t, ast.Name) and t.id in names for t in targets)
+                and f32(lines_of(node.value, lines))):
+            return True
+    return False

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+import re
+from typing import TYPE_CHECKING, Sequence
 
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.core.context import FileContext
-from dtype_lint.frameworks.dtypes import LOW_PRECISION, dtype_name, is_float32
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, text_of
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32
+from dtype_lint.rules.options import Options
+
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext
 
 
 class Float32Fallback(Rule):
@@ -51,8 +58,12 @@ class Float32Fallback(Rule):
         "unrecognised precision values fall back to float32 and train in float32 silently; "
         "validate the value and raise on unknown ones"
     )
-    triggers = ("float32", "torch.float", "float")
     options_used = ("param-dtype-names",)
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        return Prefilter(lambda t, lc, u: f32(t) and (u is None or _fallback(u.index, u.lines)),
+                         import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
+
     valid = (
         "dtype = DTYPES[precision]",
         "dtype = mapping.get(precision, torch.bfloat16)",
@@ -156,3 +167,65 @@ def _assigned_dtype(block: cst.BaseSuite) -> cst.BaseExpression | None:
     if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Assign):
         return first.body[0].value
     return None
+
+
+# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _fallback(index: Index, lines: Sequence[str]) -> bool:
+    """DTL102: ``d.get(k, f32)``, ``getattr(o, n, f32)``, ``x or f32``, ``low if c else f32``
+    or an ``if``/``else`` that assigns a low precision, else float32, where the test
+    compares a value (``==``, ``!=``, ``in``, ``not in``)."""
+    for node in index(ast.Call, ast.BoolOp, ast.IfExp, ast.If):
+        candidates: Sequence[ast.AST] = ()
+        if isinstance(node, ast.Call):
+            values = [*node.args, *(k.value for k in node.keywords)]
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "get" and len(values) == 2:
+                candidates = values  # LibCST counts keywords as arguments, in source order
+            elif isinstance(func, ast.Name) and func.id == "getattr" and len(values) == 3:
+                candidates = values[1:]  # an alias of getattr resolves to another name
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            candidates = node.values[1:]  # LibCST nests `a or b or c`: each right operand
+        elif isinstance(node, ast.IfExp):
+            if _lookup_test(node.test, lines) and _LOW.search(lines_of(node.body, lines)):
+                candidates = (node.orelse,)
+        elif isinstance(node, ast.If) and node.orelse and _lookup_test(node.test, lines):
+            body, orelse = node.body[0], node.orelse[0]
+            if (isinstance(orelse, ast.Assign) and isinstance(body, ast.Assign)
+                    and _LOW.search(lines_of(body.value, lines))):
+                candidates = (orelse.value,)
+        if any(_may_spell_dtype(c) and f32(text_of(c, lines)) for c in candidates):
+            return True
+    return False
+
+
+def _may_spell_dtype(node: ast.AST) -> bool:
+    """Whether dtypes.dtype_name can name a dtype for this node: a string, a name, an
+    attribute, or a ``*.dtype(...)`` call (an alias of one is the prefilter's)."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "dtype"
+    return isinstance(node, (ast.Name, ast.Attribute)) or (isinstance(node, ast.Constant) and isinstance(
+        node.value, str))
+
+
+# What may spell float16 or bfloat16 (dtypes.LOW_PRECISION); aliases are the prefilter's.
+_LOW = re.compile(r"float16|half")
+
+
+def _lookup_test(test: ast.AST, lines: Sequence[str]) -> bool:
+    """Whether the DTL102 rule may take the test for a precision lookup: it compares a
+    value, and is not (as far as one line shows) a check of an input's ``.dtype``."""
+    one_line = test.lineno == test.end_lineno  # type: ignore[attr-defined]
+    return _compares_a_value(test) and not (one_line and ".dtype" in text_of(test, lines))
+
+
+def _compares_a_value(test: ast.AST) -> bool:
+    """As the DTL102 rule's test: a comparison by ==, !=, in or not in, at any depth of
+    ``and``/``or``/``not``."""
+    if isinstance(test, ast.Compare):
+        return any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in test.ops)
+    if isinstance(test, ast.BoolOp):
+        return any(_compares_a_value(value) for value in test.values)
+    if isinstance(test, ast.UnaryOp):
+        return _compares_a_value(test.operand)
+    return False

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+from typing import Sequence
 
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.frameworks.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
     argument,
     in_loss_or_entry_class,
@@ -66,7 +70,11 @@ class Float32InForward(Rule):
         "float32 pinned in {method}: everything after it runs in float32 whatever the "
         "input dtype; use the input's dtype (x.dtype) or the layer's configured dtype"
     )
-    triggers = ("float32", "torch.float")
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        return Prefilter(lambda t, lc, u: f32(t) and ("forward" in t or "__call__" in t) and (
+            u is None or _pinned_in_forward(u.index, u.lines)), import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
+
     valid = (
         "class L(nn.Module):\n    def forward(self, x):\n        return x.to(x.dtype)",
         "class L(nn.Module):\n    def forward(self, x):\n"
@@ -134,3 +142,37 @@ class Float32InForward(Rule):
                 pinned.append(dtype)
         elif dtype_name(dtype, self.ctx) in LOW_PRECISION or "dtype" in self.ctx.module.code_for_node(dtype).lower():
             casts_back[0] = True
+
+
+# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _pinned_in_forward(index: Index, lines: Sequence[str]) -> bool:
+    """DTL103: a forward method (``forward*``, ``__call__``) with a call whose argument
+    spells float32, unless it certainly casts back (then the rule reports nothing in it)."""
+    for function in index(ast.FunctionDef, ast.AsyncFunctionDef):
+        if not (function.name.startswith("forward") or function.name == "__call__"):
+            continue
+        calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
+        if any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)):
+            if not _casts_back(function, calls, lines):
+                return True
+    return False
+
+
+def _casts_back(function: ast.AST, calls: list[ast.Call], lines: Sequence[str]) -> bool:
+    """Whether DTL103 certainly finds this forward casting back to the input's precision:
+    ``.type_as(...)``, or a dtype argument that names a dtype and cannot be float32. A
+    class defined inside may have a forward of its own: then nothing is certain."""
+    if any(isinstance(node, ast.ClassDef) for node in ast.walk(function)):
+        return False
+    for call in calls:
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+        if method == "type_as":
+            return True
+        dtype = next((k.value for k in call.keywords if k.arg == "dtype"), None)
+        if dtype is None and method in TYPE_CAST_METHODS and call.args and not isinstance(call.args[0], ast.Starred):
+            dtype = call.args[0]
+        if dtype is not None and not f32(lines_of(dtype, lines)) and any(
+                "dtype" in (node.id if isinstance(node, ast.Name) else node.attr).lower()
+                for node in ast.walk(dtype) if isinstance(node, (ast.Name, ast.Attribute))):
+            return True
+    return False

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+from typing import Sequence
 
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.frameworks.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
     argument,
     in_loss_or_entry_class,
@@ -16,7 +20,7 @@ from dtype_lint.rules.patterns import (
     method_name,
 )
 
-_ARITHMETIC = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide, cst.MatrixMultiply)
+_ARITHMETIC = ("Multiply", "Add", "Subtract", "Divide", "MatrixMultiply")  # operator node names
 # Names of integer, index and mask tensors: they have no floating dtype to follow.
 _NOT_FLOAT_WORDS = ("ids", "idx", "index", "indices", "label", "mask", "len")
 
@@ -67,7 +71,11 @@ class Float32BesideInput(Rule):
         "float32 pinned beside an input tensor ({how}): a bf16/fp16 input comes back as "
         "float32; use the input's dtype (x.dtype, zeros_like, .to(x.dtype))"
     )
-    triggers = ("float32", "torch.float")
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        return Prefilter(lambda t, lc, u: f32(t) and (u is None or _pinned_beside_input(u.index, u.lines)),
+                         import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
+
     valid = (
         "def f(x):\n    return torch.zeros(x.shape, dtype=x.dtype, device=x.device)",
         "def f(a, b):\n    return (a.to(torch.float32) - b.to(torch.float32)).norm()",
@@ -128,7 +136,7 @@ class Float32BesideInput(Rule):
                 pins.append((dtype, "created on the input's device but in float32"))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if not self._stack or not self._stack[-1][1] or not isinstance(node.operator, _ARITHMETIC):
+        if not self._stack or not self._stack[-1][1] or type(node.operator).__name__ not in _ARITHMETIC:
             return
         left, right = self._float32_cast(node.left), self._float32_cast(node.right)
         if (left is None) == (right is None):
@@ -157,3 +165,22 @@ def _attribute_of(expr: cst.BaseExpression | None, attr: str, names: set[str]) -
         and isinstance(expr.value, cst.Name)
         and expr.value.value in names
     )
+
+
+# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _pinned_beside_input(index: Index, lines: Sequence[str]) -> bool:
+    """DTL104: a call with ``dtype=`` float32 and ``device=<x>.device``, or a float32 cast
+    that is an operand of arithmetic."""
+    for node in index(ast.Call, ast.BinOp):
+        if isinstance(node, ast.Call):
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            device, dtype = keywords.get("device"), keywords.get("dtype")
+            if (isinstance(device, ast.Attribute) and device.attr == "device" and dtype is not None
+                    and f32(lines_of(dtype, lines))):
+                return True
+        elif isinstance(node, ast.BinOp):
+            for operand in (node.left, node.right):
+                if (isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute)
+                        and operand.func.attr in TYPE_CAST_METHODS and f32(lines_of(operand, lines))):
+                    return True
+    return False

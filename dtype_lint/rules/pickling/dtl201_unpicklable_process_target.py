@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Prefilter, literals, words
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, matches_any, method_name
 
 _MP_ROOTS = ("multiprocessing", "torch.multiprocessing")
@@ -26,6 +27,8 @@ PICKLE_WHY = (
     "Windows); define it at module level and bind arguments with functools.partial"
 )
 
+
+_SINK_WORDS = ("spawn", "start_processes", "Process", "Pool")
 
 class UnpicklableProcessTarget(Rule):
     doc = RuleDoc(
@@ -71,8 +74,21 @@ class UnpicklableProcessTarget(Rule):
             """,
     )
     message = PICKLE_WHY
-    triggers = ("spawn", "start_processes", "Process", "Pool", "ProcessPoolExecutor")
     options_used = ("extra-pickling-sinks",)
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter | None:
+        sinks = literals(p.rpartition(":")[0] for p in options.extra_pickling_sinks)
+        if sinks is None:
+            return None
+        extra = words(sinks)
+        return Prefilter(
+            lambda t, lc, u: lc and (any(w in t for w in _SINK_WORDS) or bool(extra.search(t))),
+            import_words=("spawn", "start_processes", "Process", "Pool", "lambda", "partial"),
+            configured=tuple(sinks),
+            # Pools and process contexts bound to a name, and callables that cannot be pickled.
+            value_words=("lambda", "partial", "Pool", "Process", "get_context", "spawn"),
+        )
+
     valid = (
         "import torch.multiprocessing as mp\ndef worker(rank): ...\nmp.spawn(worker, nprocs=2)",
         "from multiprocessing import Pool\nwith Pool(2) as p:\n    p.map(abs, [1, 2])",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Prefilter
 from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.pickling.dtl201_unpicklable_process_target import PICKLE_WHY
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, has_star_kwargs
+from dtype_lint.rules.pickling.dtl201_unpicklable_process_target import PICKLE_WHY
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)
@@ -50,7 +51,11 @@ class UnpicklableDataLoaderCallable(Rule):
             """,
     )
     message = PICKLE_WHY
-    triggers = ("Loader",)
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        return Prefilter(lambda t, lc, u: lc and "DataLoader" in t,
+                         import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"))
+
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, collate_fn=lambda b: b)",
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, collate_fn=lambda b: b)",

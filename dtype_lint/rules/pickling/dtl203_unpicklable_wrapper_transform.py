@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Prefilter, words
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, matches_any
 
 
@@ -49,8 +50,13 @@ class UnpicklableWrapperTransform(Rule):
         "be sent to spawned workers (forkserver is the Linux default since Python 3.14), "
         "saved with torch.save or deep-copied; define the transform at module level"
     )
-    triggers = ("transform",)
     options_used = ("wrapper-transforms",)
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        keywords = words([p.rpartition(":")[2] for p in options.wrapper_transforms])
+        return Prefilter(lambda t, lc, u: lc and bool(keywords.search(t)),
+                         import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"))
+
     valid = (
         "def to_float(o): ...\nWrapper(net, output_transform=to_float)",
         "metric = accuracy(preds, output_fn=lambda o: o)",

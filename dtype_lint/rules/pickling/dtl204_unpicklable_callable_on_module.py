@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+import re
+from typing import Callable, Sequence
 
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Index, Names, Prefilter, lines_of, literals, may_be_module, words
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any, module_kind
 
+_ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)")
+_FORWARD_STORE = re.compile(r"\.\s*forward\s*=(?!=)")
 
 class CallableOnModule(Rule):
     doc = RuleDoc(
@@ -60,8 +67,23 @@ class CallableOnModule(Rule):
         "spawn/forkserver (the Linux default since Python 3.14), torch.save and deepcopy "
         "fail; use a module-level function or an nn.Module such as nn.SiLU()"
     )
-    triggers = ("lambda", "def ", "class ", "forward", "partial")
     options_used = ("module-names", "module-bases", "pipeline-stages", "transform-classes")
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter | None:
+        stages = literals(options.pipeline_stages)
+        if stages is None:
+            return None
+        owners = words(["Dataset", *stages])
+        return Prefilter(
+            lambda t, lc, u: bool(
+                (lc and _ATTR_STORE.search(t) and (u is None or _callable_store(u.index, u.lines, u.nodes[0], u.names)))
+                or ("forward" in t and _FORWARD_STORE.search(t))
+                or (lc and owners.search(t))),
+            import_words=("Dataset", "lambda", "partial"),
+            configured=tuple(stages),
+            value_words=("lambda", "partial", "Dataset"),
+        )
+
     valid = (
         "class Block(nn.Module):\n    act = staticmethod(lambda x: x)",
         "class Block(nn.Module):\n    def __init__(self):\n        self.act = nn.SiLU()",
@@ -145,3 +167,32 @@ def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(value, cst.IfExp):
         return _branches(value.body) + _branches(value.orelse)
     return [value]
+
+
+# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, names: Callable[[], Names]) -> bool:
+    """DTL204: an attribute of ``self`` or of what may be a module assigned a lambda, a
+    ``partial``, a wrapper of ``forward``, or a name this unit binds to one of those or
+    defines as a function or class (``own``, the unit's own function, is not local to
+    itself)."""
+    local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
+    for node in index(ast.Assign):
+        if isinstance(node.value, (ast.Lambda, ast.Call, ast.Name)):
+            local.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    stores = [(target.value, node.value) for node in index(ast.Assign) for target in node.targets
+              if isinstance(target, ast.Attribute) and _may_be_callable(node.value, local, lines)]
+    if not stores:
+        return False
+    known = names()
+    return any((isinstance(owner, ast.Name) and owner.id == "self") or may_be_module(owner, known, 0)
+               for owner, _ in stores)
+
+
+def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str]) -> bool:
+    if isinstance(value, ast.IfExp):
+        return _may_be_callable(value.body, local, lines) or _may_be_callable(value.orelse, local, lines)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name == "partial" or "forward" in lines_of(value, lines)
+    return isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in local)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+import re
+from typing import Callable, Sequence
 
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.frameworks.dtypes import is_float32
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Index, Prefilter, lines_of
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.dtypes import is_float32
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, in_cast_helper, method_name, names_dtype
 
 TREE_MAPS = frozenset(
@@ -20,6 +25,11 @@ TREE_MAPS = frozenset(
 # of the model's weights.
 _NOT_PARAMS = ("grad", "update", "batch", "input", "output", "logit", "loss", "metric", "label")
 
+
+_TREE_MAP = re.compile(r"tree_map|tree\.map|map_with_path")
+# The last part of every name in TREE_MAPS (an alias is a followed name).
+_TREE_MAP_NAMES = frozenset({"tree_map", "map", "tree_map_with_path", "map_with_path"})
+_LEAF_CAST = re.compile(r"astype|\.\s*to\s*\(|\.\s*view\s*\(|array\s*\(")
 
 class TreeMapRecast(Rule):
     doc = RuleDoc(
@@ -61,7 +71,14 @@ class TreeMapRecast(Rule):
         "modules cast back at each call and optimizer state takes the wrong dtype; set "
         "dtype/param_dtype on the modules or use a mixed-precision policy"
     )
-    triggers = ("tree_map", "tree.map", "map_with_path")
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        return Prefilter(lambda t, lc, u: bool(_TREE_MAP.search(t)) and (
+            u is None or _tree_map_cast(u.index, u.lines, u.function_text)),
+            import_words=("tree",),
+            # A function passed to a tree map by name is read through the name.
+            body_words=_LEAF_CAST)
+
     valid = (
         "import jax\nzeros = jax.tree.map(lambda x: jnp.zeros_like(x), params)",
         "import jax\ngrads = jax.tree.map(lambda g: g.astype(jnp.float32), grads)",
@@ -108,31 +125,45 @@ class TreeMapRecast(Rule):
 
 def _body_casts(body: cst.CSTNode, leaves: set[str], rule: TreeMapRecast) -> bool:
     """Whether ``body`` casts one of ``leaves`` to a dtype."""
-    finder = _CastFinder(leaves, rule)
-    body.visit(finder)
-    return finder.found
+    from dtype_lint.core.traversal import descendants
+
+    return any(_casts_leaf(node, leaves, rule) for node in descendants(body) if isinstance(node, cst.Call))
 
 
-class _CastFinder(cst.CSTVisitor):
-    def __init__(self, leaves: set[str], rule: TreeMapRecast) -> None:
-        self.leaves = leaves
-        self.rule = rule
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        name = method_name(node)
-        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-        if name in ("astype", "to", "view") and _is_leaf(receiver, self.leaves):
-            dtype = argument(node, 0, "dtype")
-            if dtype is not None and names_dtype(dtype, self.rule.ctx) and not is_float32(dtype, self.rule.ctx):
-                self.found = True
-        qualified = self.rule.ctx.resolve(node.func) or ""
-        if qualified.rsplit(".", 1)[-1] in ("asarray", "array") and node.args:
-            dtype = argument(node, 1, "dtype")
-            if _is_leaf(node.args[0].value, self.leaves) and dtype is not None and not is_float32(dtype, self.rule.ctx):
-                self.found = True
-        return not self.found
+def _casts_leaf(node: cst.Call, leaves: set[str], rule: TreeMapRecast) -> bool:
+    name = method_name(node)
+    receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+    if name in ("astype", "to", "view") and _is_leaf(receiver, leaves):
+        dtype = argument(node, 0, "dtype")
+        if dtype is not None and names_dtype(dtype, rule.ctx) and not is_float32(dtype, rule.ctx):
+            return True
+    qualified = rule.ctx.resolve(node.func) or ""
+    if qualified.rsplit(".", 1)[-1] in ("asarray", "array") and node.args:
+        dtype = argument(node, 1, "dtype")
+        if _is_leaf(node.args[0].value, leaves) and dtype is not None and not is_float32(dtype, rule.ctx):
+            return True
+    return False
 
 
 def _is_leaf(expr: cst.BaseExpression | None, leaves: set[str]) -> bool:
     return isinstance(expr, cst.Name) and expr.value in leaves
+
+
+# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _tree_map_cast(index: Index, lines: Sequence[str], functions: Callable[[str], str]) -> bool:
+    """DTL301: a tree map whose function (a lambda, a partial of one, or a function of this
+    file, whose text ``functions`` returns) casts its leaves."""
+    for node in index(ast.Call):
+        if not node.args:
+            continue
+        func = node.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if last not in _TREE_MAP_NAMES:
+            continue
+        fn = node.args[0]
+        while isinstance(fn, ast.Call) and fn.args:  # functools.partial(cast, ...)
+            fn = fn.args[0]
+        text = functions(fn.id) if isinstance(fn, ast.Name) else lines_of(fn, lines)
+        if _LEAF_CAST.search(text):
+            return True
+    return False

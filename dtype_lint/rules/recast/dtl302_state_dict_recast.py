@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import re
 
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Prefilter, cast_call
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import cast_dtype_name, cast_target, in_cast_helper
 
+_ITEMS = re.compile(r"\bitems\b")
 
 class StateDictRecast(Rule):
     doc = RuleDoc(
@@ -46,6 +50,11 @@ class StateDictRecast(Rule):
         "dtype; configure the module's dtype or use autocast/a policy"
     )
     triggers = (".items()",)
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        return Prefilter(lambda t, lc, u: "items" in t and bool(_ITEMS.search(t)) and cast_call(t),
+                         import_words=("items", *("float", "half", "double", "bfloat16", "dtype")))
+
     valid = (
         "sd = {k: v.to('cuda') for k, v in model.state_dict().items()}",
         "sd = {k: v.clone() for k, v in model.state_dict().items()}",

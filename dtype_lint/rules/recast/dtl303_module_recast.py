@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+from typing import Callable
 
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Index, Names, Prefilter, cast_call, literals, may_be_module, words
+from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
     argument,
     cast_dtype_name,
@@ -83,8 +88,19 @@ class ModuleRecast(Rule):
         "that dtype and bypasses its configuration; use autocast/a precision policy or the "
         "module's dtype arguments"
     )
-    triggers = (".half(", ".bfloat16(", ".double(", ".float(", ".to(", ".type(", "convert", "to_fp16", "to_bf16", "cast")
     options_used = ("module-names", "module-bases", "cast-helpers", "inference-functions", "param-dtype-names")
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter | None:
+        helpers = literals(options.cast_helpers)
+        if helpers is None:
+            return None
+        named = words(helpers)
+        return Prefilter(
+            lambda t, lc, u: bool(named.search(t)) or (cast_call(t) and (u is None or _module_cast(u.index, u.names))),
+            import_words=("convert", "cast", "to_fp16", "to_bf16", *("float", "half", "double", "bfloat16", "dtype")),
+            configured=tuple(helpers),
+        )
+
     valid = (
         "model = nn.Linear(2, 2)\nmodel.to('cuda')",
         "def f(x: torch.Tensor):\n    return x.half()",
@@ -218,3 +234,47 @@ class ModuleRecast(Rule):
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.ctx.module.code_for_node(node)
+
+
+# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _module_cast(index: Index, names: Callable[[], Names]) -> bool:
+    """DTL303: a cast (``.half()``, ``.to(...)``...) whose receiver may be a module, a cast
+    stored under a module's name, or a parameter replaced by a recast copy; ``names``
+    gives the imports, classes and bindings the unit sees (asked only when it casts)."""
+    receivers = [receiver for call in index(ast.Call) if (receiver := _cast_receiver(call)) is not None]
+    if not receivers:
+        return False
+    known = names()
+    if any(may_be_module(receiver, known, 0) for receiver in receivers):
+        return True
+    for node in index(ast.Assign):
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, ast.Call):
+            continue
+        if _cast_receiver(value) is not None and may_be_module(node.targets[0], known, 0):
+            return True
+        # LibCST's first argument may be a keyword one (`Parameter(data=w.half())`).
+        first = next(iter([*value.args, *(k.value for k in value.keywords)]), None)
+        if _parameter(value.func, known) and isinstance(first, ast.Call) and _cast_receiver(first) is not None:
+            return True
+    return False
+
+
+def _parameter(func: ast.AST, names: Names) -> bool:
+    """Whether a callee may be torch's ``Parameter`` (under an alias too)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "Parameter"
+    return isinstance(func, ast.Name) and any(
+        q.rsplit(".", 1)[-1] == "Parameter" for q in names.aliases.get(func.id, set()) | {func.id})
+
+
+def _cast_receiver(call: ast.Call) -> ast.AST | None:
+    """The receiver of what may be a cast (rules.patterns.cast_target, without its dtype test)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr in CAST_METHODS and not call.args and not call.keywords:
+        return func.value
+    if func.attr in TYPE_CAST_METHODS and (call.args or call.keywords):
+        return func.value
+    return None

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Prefilter
 from dtype_lint.rules.base import Invalid, Rule
+from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.options import Options
 
 _ALIASES = {
     "tree_map": "map", "tree_map_with_path": "map_with_path", "tree_leaves": "leaves",
@@ -45,7 +46,10 @@ class DeprecatedTreeAlias(Rule):
     )
     message = "jax.{old} was removed in JAX 0.6; use jax.tree.{new}"
     fix = "safe"
-    triggers = ("tree_",)
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        return Prefilter(lambda t, lc, u: "tree_" in t, import_words=("tree",))
+
     valid = (
         "import jax\njax.tree.map(f, t)",
         "import jax\njax.tree_util.tree_map(f, t)",

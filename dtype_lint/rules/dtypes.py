@@ -7,9 +7,13 @@ float32 as f32`` all name the same dtype; the rules compare names, not spellings
 
 from __future__ import annotations
 
-import libcst as cst
+from typing import TYPE_CHECKING
 
-from dtype_lint.core.context import FileContext
+from dtype_lint.core.deferred import cst
+
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext
+
 
 FRAMEWORK_ROOTS = frozenset({"torch", "jax", "numpy", "tensorflow", "ml_dtypes", "flax", "jnp", "np", "tf"})
 
