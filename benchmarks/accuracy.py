@@ -55,7 +55,7 @@ def ensure_corpus(corpus: Path, tools: Path, files: list[str]) -> None:
     subprocess.run(["bash", str(tools / "fetch.sh"), str(corpus)], check=True)
 
 
-def lint(corpus: Path, paths: list[str]) -> list[dict]:
+def lint(corpus: Path, paths: list[str], select: str | None = None) -> list[dict]:
     """The CLI's JSON findings for ``paths`` (relative to ``corpus``), paths kept relative."""
     # An empty config: the corpus (or a folder above it) must not change the options;
     # no cache: every figure comes from the rules as they are now.
@@ -64,7 +64,7 @@ def lint(corpus: Path, paths: list[str]) -> list[dict]:
         config.write_text("")
         proc = subprocess.run(
             [sys.executable, "-m", "dtype_lint", "check", "--output-format", "json", "--exit-zero",
-             "--no-cache", "--config", str(config), *paths],
+             "--no-cache", "--config", str(config), *(["--select", select] if select else []), *paths],
             cwd=corpus, capture_output=True, text=True,
         )
     if proc.returncode != 0:
@@ -142,9 +142,9 @@ def union(results: list[dict]) -> dict:
     return {"families": families}
 
 
-def sample(paths: list[Path], count: int, seed: int) -> str:
+def sample(paths: list[Path], count: int, seed: int, select: str | None) -> str:
     """``count`` findings drawn at random from linting ``paths``, each with its line."""
-    findings = sorted(lint(Path.cwd(), [str(p) for p in paths]), key=lambda f: (f["path"], f["line"], f["code"]))
+    findings = sorted(lint(Path.cwd(), [str(p) for p in paths], select), key=lambda f: (f["path"], f["line"], f["code"]))
     picked = random.Random(seed).sample(findings, min(count, len(findings)))
     out = [f"{len(picked)} of {len(findings)} findings (seed {seed})"]
     for number, finding in enumerate(sorted(picked, key=lambda f: (f["code"], f["path"], f["line"])), 1):
@@ -170,12 +170,13 @@ def main(argv: list[str] | None = None) -> int:
                              "outside the labelled files (for review by hand)")
     parser.add_argument("--sample", type=int, metavar="N", help="print N random findings of PATHS instead")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--select", help="with --sample: only these codes or prefixes (DTL1,DTL303)")
     parser.add_argument("paths", nargs="*", type=Path, help="with --sample: folders to lint")
     args = parser.parse_args(argv)
     if args.sample is not None:
         if not args.paths:
             parser.error("--sample needs PATHS")
-        print(sample(args.paths, args.sample, args.seed))
+        print(sample(args.paths, args.sample, args.seed, args.select))
         return 0
     corpora = dict(CORPORA)
     corpora.update(dict(item.split("=", 1) for item in args.corpus))  # type: ignore[misc]
