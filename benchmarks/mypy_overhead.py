@@ -28,7 +28,8 @@ worker is another process and not counted; waiting for it executes nothing, and 
 accounted time above includes those waits. A cold run takes minutes under valgrind.
 
 Files default to the first N labelled corpus files of one distribution
-(/work/shared/corpus/files.txt); pass --dist and --corpus to choose others. They are
+(``../shared/corpus/files.txt`` beside the checkout, fetched with its ``fetch.sh`` into
+``.bench-cache/corpus-a``); pass --dist, --listing and --corpus to choose others. They are
 copied with the ``__init__.py`` files of their packages, so that they keep their module
 names (lightning has several ``xla.py``).
 
@@ -61,11 +62,14 @@ import tempfile
 import time
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
 MODES = ("cold", "warm-edited", "warm-unchanged")
 FLAGS = ["--ignore-missing-imports", "--follow-imports=silent", "--no-error-summary"]
 
 
 def corpus_files(listing: Path, corpus: Path, dist: str, count: int) -> tuple[Path, list[str]]:
+    if not (corpus / dist).is_dir():  # the corpus's own fetch script, beside its listing
+        subprocess.run(["bash", str(listing.parent / "fetch.sh"), str(corpus)], check=True)
     files = []
     for line in listing.read_text(encoding="utf-8").splitlines():
         if line.startswith("#") or not line.strip():
@@ -225,8 +229,8 @@ STAMP = "\n# mypy-overhead "
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--listing", type=Path, default=Path("/work/shared/corpus/files.txt"))
-    parser.add_argument("--corpus", type=Path, default=Path("/work/cache/corpus"))
+    parser.add_argument("--listing", type=Path, default=REPO.parent / "shared" / "corpus" / "files.txt")
+    parser.add_argument("--corpus", type=Path, default=REPO / ".bench-cache" / "corpus-a")
     parser.add_argument("--dist", default="lightning-2.0.9")
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3, help="cold runs per configuration")

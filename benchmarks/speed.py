@@ -35,7 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("transformers", "diffusers", "timm", "pytorch-lightning", "flax", "optax", "dm-haiku")
 MEDIUM = ("pytorch-lightning", "flax")
-CORPUS_SCRIPT = Path(os.environ.get("PERF_CORPUS_SCRIPT", "/work/shared/perf-corpus.sh"))
+# The team's shared folder lies beside the repository's checkout.
+CORPUS_SCRIPT = Path(os.environ.get("PERF_CORPUS_SCRIPT", ROOT.parent / "shared" / "perf-corpus.sh"))
 
 BARE_PARSE = """
 import sys, libcst
