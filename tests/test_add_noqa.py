@@ -84,7 +84,7 @@ def test_a_file_changed_since_it_was_read_is_left_alone_and_reported(tmp_path):
     assert result.findings and isinstance(result.source, Source)
     path.write_text(HAZARD + "# edited meanwhile\n")
     [after], added = add_noqa([result], config)
-    assert "changed while" in after.error.reason
+    assert after.error.reason == "# noqa not added: file changed since it was read; left alone"
     assert (added.comments, added.files) == (0, 0)
     assert path.read_text() == HAZARD + "# edited meanwhile\n"
 
@@ -103,3 +103,10 @@ def test_add_noqa_as_a_process(tmp_path):
     result = run_process("check", "--add-noqa", "-q", str(tmp_path))
     assert (result.returncode, result.stdout) == (0, b"")
     assert "# noqa: DTL101" in (tmp_path / "a.py").read_text()
+
+
+def test_machine_formats_stay_parsable(cli, tmp_path):
+    (tmp_path / "a.py").write_text(HAZARD)
+    result = cli("check", str(tmp_path), "--add-noqa", "--no-cache", "--output-format", "json")
+    assert result.json() == []
+    assert result.err == "Added 1 `# noqa` comment in 1 file.\n"

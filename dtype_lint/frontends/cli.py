@@ -167,8 +167,10 @@ def _check(args: argparse.Namespace) -> int:
         run = summarize(results)
         _report(args, run.findings, run.errors, closing=False)
         if not (args.quiet or args.silent):
-            sys.stdout.write(f"Added {added.comments} `# noqa` comment{'' if added.comments == 1 else 's'} "
-                             f"in {added.files} file{'' if added.files == 1 else 's'}.\n")
+            # after the findings left, if any; never inside JSON or SARIF
+            out = sys.stdout if args.output_format in ("text", "full") else sys.stderr
+            out.write(f"Added {added.comments} `# noqa` comment{'' if added.comments == 1 else 's'} "
+                      f"in {added.files} file{'' if added.files == 1 else 's'}.\n")
         return _exit_code(args, run.findings, run.errors)
     if fixing:
         results = [_fix_file(r, config, args) for r in results]
