@@ -110,3 +110,13 @@ def test_machine_formats_stay_parsable(cli, tmp_path):
     result = cli("check", str(tmp_path), "--add-noqa", "--no-cache", "--output-format", "json")
     assert result.json() == []
     assert result.err == "Added 1 `# noqa` comment in 1 file.\n"
+
+
+def test_a_file_that_cannot_be_read_is_reported(cli, tmp_path):
+    (tmp_path / "gone.py").symlink_to(tmp_path / "missing.py")
+    (tmp_path / "a.py").write_text(HAZARD)
+    result = cli("check", str(tmp_path / "gone.py"), str(tmp_path / "a.py"), "--add-noqa", "--no-cache")
+    assert result.code == 2
+    assert "gone.py: error: cannot read" in result.err
+    assert not (tmp_path / "missing.py").exists()
+    assert result.out.splitlines()[-1] == "Added 1 `# noqa` comment in 1 file."
