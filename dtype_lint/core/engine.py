@@ -22,7 +22,7 @@ from dtype_lint.core import prefilter_switch
 from dtype_lint.core.finding import Edit, Finding, Fix
 from dtype_lint.core.guards import check_depth
 from dtype_lint.rules.options import Options
-from dtype_lint.core.suppression import file_is_exempt, line_suppresses
+from dtype_lint.core.suppression import Suppressions, file_is_exempt
 
 if TYPE_CHECKING:
     import ast
@@ -293,12 +293,12 @@ def _to_findings(
     def line_of(reduced_line: int) -> int:
         return line_map[reduced_line - 1] if line_map is not None else reduced_line
 
+    suppressions = Suppressions(text, lines)
     findings: set[Finding] = set()
     for report in reports:
         where = positions(report.node)
         start, end = line_of(where.start.line), line_of(where.end.line)
-        line = lines[start - 1] if start <= len(lines) else ""
-        if line_suppresses(line, report.code):
+        if suppressions.covers(start, report.code):
             continue
         fix = None
         if report.replace is not None and report.applicability is not None:
