@@ -110,7 +110,7 @@ async def test_an_unsaved_buffer_is_linted_from_its_text_and_changes_refresh(cli
     assert [d.code for d in published.diagnostics] == ["DTL101"] and published.version == 3
 
 
-async def test_code_actions_fix_one_finding_or_every_safe_one(client: LanguageClient, tmp_path):
+async def test_code_actions_fix_one_finding_every_safe_one_or_add_noqa(client: LanguageClient, tmp_path):
     path = tmp_path / "model.py"
     path.write_text(HAZARDS)
     published = await _open(client, path, HAZARDS)
@@ -128,13 +128,21 @@ async def test_code_actions_fix_one_finding_or_every_safe_one(client: LanguageCl
     assert "jax.tree.map(lambda" in _apply(HAZARDS, one.edit.changes[path.as_uri()])
 
     unsafe = [a for a in await actions(by_code["DTL101"]) if a.kind == types.CodeActionKind.QuickFix]
-    assert [a.title for a in unsafe] == ["Fix DTL101 (float32-dtype-default) [unsafe: may change behaviour]"]
+    assert [a.title for a in unsafe] == ["Fix DTL101 (float32-dtype-default) [unsafe: may change behaviour]",
+                                         "Add `# noqa: DTL101` for this line"]
     assert "dtype=None" in _apply(HAZARDS, unsafe[0].edit.changes[path.as_uri()])
 
     (fix_all,) = await actions(by_code["DTL101"], only=[types.CodeActionKind.SourceFixAll])
     assert fix_all.kind == "source.fixAll.dtype-lint"
     fixed = run_process("check", "-", "--fix", "--stdin-filename", str(path), stdin=HAZARDS.encode())
     assert _apply(HAZARDS, fix_all.edit.changes[path.as_uri()]) == fixed.stdout.decode()
+
+    noqa = next(a for a in await actions(by_code["DTL304"]) if "noqa" in a.title)
+    assert noqa.title == "Add `# noqa: DTL304` for this line"
+    suppressed = _apply(HAZARDS, noqa.edit.changes[path.as_uri()])
+    assert "jax.tree_map(lambda p: p * 2, x)  # noqa: DTL304\n" in suppressed
+    published = await _change(client, path, suppressed, 2)
+    assert [d.code for d in published.diagnostics] == ["DTL101"]
 
 
 async def test_hover_on_a_diagnostic_shows_the_rules_docs(client: LanguageClient, tmp_path):
