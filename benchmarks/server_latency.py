@@ -46,7 +46,8 @@ def edited(text: str, n: int) -> str:
     """The text with a comment line inserted before its middle line: a different text
     that still parses (inside a string literal, it only changes the string)."""
     lines = text.split("\n")
-    return "\n".join(lines[: len(lines) // 2] + [f"# edit {n}"] + lines[len(lines) // 2 :])
+    middle = len(lines) // 2
+    return "\n".join(lines[:middle] + [f"# edit {n}"] + lines[middle:])
 
 
 async def over_stdio(files: list[Path], repeat: int) -> tuple[float, dict[Path, list[float]]]:

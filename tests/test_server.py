@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 
 import pytest
@@ -181,3 +182,47 @@ async def test_an_internal_error_is_logged_and_every_request_still_answered(clie
         types.HoverParams(types.TextDocumentIdentifier(path.as_uri()), types.Position(5, 15)))
     assert hover is None
     assert (await _change(client, path, HAZARDS, 2)).diagnostics
+
+
+async def test_a_burst_of_changes_is_linted_once_after_it(client: LanguageClient, tmp_path):
+    path = tmp_path / "model.py"
+    await _open(client, path, CLEAN)
+    for version in range(2, 6):
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=version, uri=path.as_uri()),
+            [types.TextDocumentContentChangeWholeDocument(text=CLEAN + "#" * version + "\n")]))
+    published = await _change(client, path, HAZARDS, 6)
+    assert published.version == 6 and published.diagnostics
+
+
+async def test_save_lints_and_close_clears(client: LanguageClient, tmp_path):
+    path = tmp_path / "model.py"
+    await _open(client, path, CLEAN)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=2, uri=path.as_uri()),
+        [types.TextDocumentContentChangeWholeDocument(text=HAZARDS)]))
+    document = types.TextDocumentIdentifier(path.as_uri())
+    saved = await _diagnostics(client, lambda: client.text_document_did_save(types.DidSaveTextDocumentParams(document)))
+    assert saved.version == 2 and saved.diagnostics
+    close = types.DidCloseTextDocumentParams(document)
+    closed = await _diagnostics(client, lambda: client.text_document_did_close(close))
+    assert closed.diagnostics == ()
+
+
+async def test_the_documents_configuration_applies_and_a_broken_one_is_shown(client: LanguageClient, tmp_path):
+    strict = tmp_path / "strict"
+    strict.mkdir()
+    (strict / "pyproject.toml").write_text('[tool.dtype-lint]\nignore = ["DTL101"]\n')
+    assert [d.code for d in (await _open(client, strict / "a.py", HAZARDS)).diagnostics] == []
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "pyproject.toml").write_text('[tool.dtype-lint]\nselect = ["XYZ"]\n')
+    assert (await _open(client, broken / "a.py", HAZARDS)).diagnostics == ()
+    assert any("unknown rule code or prefix 'XYZ'" in m.message and m.type == types.MessageType.Warning
+               for m in client.messages)
+
+
+async def test_the_server_starts_without_libcst_and_is_in_the_help():
+    check = "import sys, dtype_lint.frontends.server.app; assert 'libcst' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", check], timeout=120).returncode == 0
+    assert "run the language server over stdio" in run_process("--help").stdout.decode()
