@@ -13,7 +13,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import run_process
+from conftest import FIXTURES, fixture_files, run_process
 
 pytestmark = pytest.mark.asyncio
 
@@ -89,6 +89,17 @@ async def test_diagnostics_on_open_match_the_cli(client: LanguageClient, tmp_pat
     assert _spans(published.diagnostics) == _cli_spans(path)
     assert {d.code for d in published.diagnostics} == {"DTL101", "DTL304"}
     assert {d.source for d in published.diagnostics} == {"dtype-lint"}
+
+
+async def test_every_fixture_gets_the_clis_findings(client: LanguageClient):
+    result = run_process("check", str(FIXTURES), "--output-format", "json", "--no-cache")
+    expected: dict[str, set] = {}
+    for f in json.loads(result.stdout):
+        expected.setdefault(f["path"], set()).add(
+            (f["code"], f["line"] - 1, f["column"] - 1, f["end_line"] - 1, f["end_column"] - 1))
+    for path in fixture_files():
+        published = await _open(client, path, path.read_text(encoding="utf-8"))
+        assert _spans(published.diagnostics) == expected[str(path)], path.name
 
 
 async def test_columns_count_utf16_units_as_lsp_requires(client: LanguageClient, tmp_path):
