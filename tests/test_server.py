@@ -157,6 +157,18 @@ async def test_code_actions_fix_one_finding_every_safe_one_or_add_noqa(client: L
     assert [d.code for d in published.diagnostics] == ["DTL101"]
 
 
+async def test_fixing_the_file_keeps_crlf_line_ends(client: LanguageClient, tmp_path):
+    path = tmp_path / "crlf.py"
+    text = HAZARDS.replace("\n", "\r\n") + "y = jax.tree_map(g, x)\r\n"
+    published = await _open(client, path, text)
+    context = types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll])
+    (fix_all,) = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(path.as_uri()), published.diagnostics[0].range, context))
+    fixed = run_process("check", "-", "--fix", "--stdin-filename", str(path), stdin=text.encode())
+    assert _apply(text, fix_all.edit.changes[path.as_uri()]).encode() == fixed.stdout
+    assert b"jax.tree.map(g, x)\r\n" in fixed.stdout
+
+
 async def test_hover_on_a_diagnostic_shows_the_rules_docs(client: LanguageClient, tmp_path):
     path = tmp_path / "model.py"
     path.write_text(HAZARDS)
