@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from dtype_lint.core.engine import LintError, lint_source, parse  # noqa: E402
-from dtype_lint.core.fixes import fixed_text  # noqa: E402
+from dtype_lint.core.fixes import apply_edits, fixed_text  # noqa: E402
+from dtype_lint.core.noqa import noqa_edits  # noqa: E402
 from dtype_lint.rules.options import Options  # noqa: E402
 from dtype_lint.rules.registry import RULES  # noqa: E402
 from strategies import seeded_programs  # noqa: E402
@@ -33,6 +34,12 @@ def check(program: str, counts: collections.Counter) -> None:
         counts["reported errors"] += 1
         return
     counts["findings"] += len(findings)
+    if findings:
+        noqa = apply_edits(program, noqa_edits(program, findings))
+        parse(noqa)
+        assert not lint_source(noqa, "fuzz.py", RULES, Options()), f"a written # noqa does not suppress\n{noqa}"
+        assert not noqa_edits(noqa, findings), f"second --add-noqa pass not idempotent\n{noqa}"
+        counts["programs given # noqa"] += 1
     fixable = [f for f in findings if f.fix]
     if not fixable:
         return
@@ -62,6 +69,7 @@ def main() -> int:
     elapsed = time.perf_counter() - start
     print(f"{counts['programs']} programs in {elapsed:.0f} s: {counts['findings']} findings, "
           f"{counts['programs fixed']} programs fixed and re-checked, "
+          f"{counts['programs given # noqa']} given # noqa and re-checked, "
           f"{counts['reported errors']} reported as errors, 0 failures")
     return 0
 

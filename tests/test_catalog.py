@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 
 from conftest import FIXTURES, ROOT, expectations
@@ -68,3 +69,31 @@ def test_opt_in_codes_match_the_rules():
     from dtype_lint.rules.codes import opt_in_codes
 
     assert opt_in_codes() == {rule.doc.code for rule in RULES if not rule.doc.default_enabled}
+
+
+def _github_slug(heading: str) -> str:
+    """The anchor GitHub gives a heading (github-slugger: lower case, punctuation but
+    `-` and `_` dropped, spaces to hyphens)."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_rule_has_a_readme_section_at_its_help_uri_anchor():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    anchors = {_github_slug(line.lstrip("#")) for line in readme.splitlines() if line.startswith("#")}
+    for doc in all_docs().values():
+        assert doc.anchor in anchors, doc.code
+        assert doc.help_uri.endswith("#" + doc.anchor)
+
+
+def test_readme_documents_every_cli_option():
+    from dtype_lint.frontends.cli import build_parser
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for name in ("check", "fix"):
+        for action in commands[name]._actions:
+            if action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+                continue
+            for flag in action.option_strings:
+                assert flag in readme, flag

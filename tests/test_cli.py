@@ -35,7 +35,7 @@ def test_default_path_is_the_working_directory(cli, project):
 
 def test_text_output_is_sorted_and_one_based(cli, project):
     (project / "a.py").write_text("import torch\nx = m.get(k, torch.float32)\n" + HAZARD.replace("import torch\n", ""))
-    lines = cli("check", str(project)).out.splitlines()
+    lines = cli("check", str(project), "-q").out.splitlines()
     keys = [line.split(": ")[0] for line in lines]
     assert keys == sorted(keys, key=lambda k: (k.split(":")[0], int(k.split(":")[1]), int(k.split(":")[2])))
     assert lines[0].startswith(f"{project / 'a.py'}:2:14: DTL102 ")
@@ -100,7 +100,7 @@ def test_full_output_shows_the_line_and_a_caret(cli, project):
 
 
 def test_statistics(cli):
-    out = cli("check", str(FIXTURES), "--statistics").out
+    out = cli("check", str(FIXTURES), "--statistics", "-q").out
     counts = {line.split()[1]: int(line.split()[0]) for line in out.splitlines()}
     expected = collections.Counter(code for path in fixture_files() for _, code in expectations(path))
     assert counts == dict(expected)

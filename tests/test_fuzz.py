@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from strategies import seeded_programs
 from dtype_lint.frontends.cli import main
 from dtype_lint.core.engine import LintError, lint_source, parse
-from dtype_lint.core.fixes import fixed_text
+from dtype_lint.core.fixes import apply_edits, fixed_text
+from dtype_lint.core.noqa import noqa_edits
 from dtype_lint.frontends.flake8_plugin import DtypeLintChecker
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.registry import RULES
@@ -55,6 +56,18 @@ def test_unsafe_fixes_parse_and_settle(program):
     parse(once)
     again = [f for f in lint_source(once, "fuzz.py", RULES, Options()) if f.fix]
     assert not again, f"a second fix pass would change the file: {again}"
+
+
+@FUZZ
+@given(seeded_programs())
+def test_added_noqa_parses_suppresses_and_settles(program):
+    findings = lint_or_error(program)
+    if not findings:
+        return
+    once = apply_edits(program, noqa_edits(program, findings))
+    parse(once)
+    assert lint_source(once, "fuzz.py", RULES, Options()) == [], "a written # noqa does not suppress"
+    assert noqa_edits(once, findings) == [], "a second --add-noqa would change the file"
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))

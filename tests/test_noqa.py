@@ -36,6 +36,10 @@ def add_noqa(text: str) -> str:
         # an existing `# noqa: ...` is merged with: codes sorted, no duplicates
         (f"y = {CALL}  # noqa: E501\n", f"y = {CALL}  # noqa: DTL304, E501\n"),
         (f"y = {CALL}  # why # noqa:E501,B008 (reason)\n", f"y = {CALL}  # why # noqa: B008, DTL304, E501 (reason)\n"),
+        # a reason after the codes is kept, and is no code
+        (f"y = {CALL}  # noqa: E501 too long\n", f"y = {CALL}  # noqa: DTL304, E501 too long\n"),
+        (f"y = {CALL}  # noqa: because\n", f"y = {CALL}  # noqa: DTL304 because\n"),
+        (f"y = {CALL}  # NOQA:e501\n", f"y = {CALL}  # noqa: DTL304, E501\n"),
         # a `#` inside a string is not a comment
         (f"y = ({CALL}, '# noqa: E501')\n", f"y = ({CALL}, '# noqa: E501')  # noqa: DTL304\n"),
         # line ends kept

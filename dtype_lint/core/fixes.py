@@ -49,7 +49,7 @@ def write_atomic(path: str, data: bytes, expected_old: bytes) -> None:
     keeping its mode; refuse if the file changed since it was read."""
     with open(path, "rb") as handle:
         if handle.read() != expected_old:
-            raise LintError("file changed while it was being fixed; left alone")
+            raise LintError("file changed since it was read; left alone")
     mode = os.stat(path).st_mode
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".dtype-lint-", suffix=".tmp", dir=folder)

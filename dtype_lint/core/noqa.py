@@ -12,12 +12,16 @@ a string is never taken for one. Needs no LibCST: the editor server imports this
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from typing import Sequence
 
 from dtype_lint.core.engine import NEWLINE
 from dtype_lint.core.finding import Edit, Finding
-from dtype_lint.core.suppression import continued_spans, line_suppresses, noqa_codes, split_codes
+from dtype_lint.core.suppression import continued_spans, find_noqa, line_suppresses
+
+# A code or prefix in a `# noqa:` list: letters, then digits.
+_CODE = re.compile(r"[A-Za-z]+[0-9]+")
 
 
 def noqa_edits(text: str, findings: Sequence[Finding]) -> list[Edit]:
@@ -45,17 +49,33 @@ def noqa_edits(text: str, findings: Sequence[Finding]) -> list[Edit]:
 
 
 def _edit(number: int, line: str, comment_at: int | None, comment: str, codes: list[str]) -> Edit:
-    match = noqa_codes(comment)
+    match = find_noqa(comment)
     if comment_at is not None and match is not None:  # `# noqa: A` there: merge
-        merged = sorted(set(codes) | set(split_codes(match.group("codes"))))
-        start, end = comment_at + match.start(), comment_at + match.end()
-        return Edit(number, start + 1, number, end + 1, "# noqa: " + ", ".join(merged))
+        kept, end = _listed_codes(comment, match)
+        rest = "" if kept or end == len(comment) else " "  # `# noqa: reason` keeps its reason apart
+        merged = "# noqa: " + ", ".join(sorted(set(codes) | set(kept))) + rest
+        return Edit(number, comment_at + match.start() + 1, number, comment_at + end + 1, merged)
     text = "# noqa: " + ", ".join(codes)
     if comment_at is not None:  # the line's own comment stays first
         end = len(comment.rstrip())
         return Edit(number, comment_at + end + 1, number, len(line) + 1, "  " + text)
     end = len(line.rstrip())
     return Edit(number, end + 1, number, len(line) + 1, "  " + text)
+
+
+def _listed_codes(comment: str, match: re.Match[str]) -> tuple[list[str], int]:
+    """The codes a `# noqa:` lists, and where the list ends in ``comment``.
+
+    The suppression pattern also takes the words of a reason after the codes
+    (`# noqa: E501 too long`) for codes; the list ends at the first word that is none."""
+    kept: list[str] = []
+    end = match.start("codes")
+    for code in _CODE.finditer(comment, end, match.end("codes")):
+        if comment[end:code.start()].strip(", \t"):
+            break
+        kept.append(code.group().upper())
+        end = code.end()
+    return kept, end
 
 
 def _comments(text: str) -> dict[int, int] | None:

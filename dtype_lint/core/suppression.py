@@ -27,12 +27,12 @@ def file_is_exempt(source: str) -> bool:
     return "dtype-lint" in source and _FILE_NOQA.search(source) is not None
 
 
-def noqa_codes(text: str) -> re.Match[str] | None:
+def find_noqa(text: str) -> re.Match[str] | None:
     """The first `# noqa` comment in ``text``; its ``codes`` group is None for a bare one."""
     return _NOQA.search(text) if "noqa" in text.lower() else None
 
 
-def split_codes(codes: str) -> list[str]:
+def _split_codes(codes: str) -> list[str]:
     return [c.upper() for c in _CODE_SEPARATOR.split(codes) if c]
 
 
@@ -45,7 +45,7 @@ def line_suppresses(line: str, code: str) -> bool:
         return False
     for match in _NOQA.finditer(line):
         codes = match.group("codes")
-        if codes is None or any(code.startswith(c) for c in split_codes(codes)):
+        if codes is None or any(code.startswith(c) for c in _split_codes(codes)):
             return True
     return False
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -20,9 +21,11 @@ from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_
 from dtype_lint.core.engine import NEWLINE, LintError, Source, lint_source
 from dtype_lint.core.finding import FileError, Finding
 from dtype_lint.core.fixes import applicable, fixed_text, write_atomic
+from dtype_lint.frontends.console import summary, use_color
 from dtype_lint.frontends.formats import FORMATS, statistics, write, write_errors
 from dtype_lint.project.parallel import default_jobs
 from dtype_lint.project.file_lint import FileResult
+from dtype_lint.project.add_noqa import add_noqa
 from dtype_lint.project.runner import lint_paths, summarize
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -53,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--fix", action="store_true", default=name == "fix", help="apply safe fixes")
         cmd.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
         cmd.add_argument("--diff", action="store_true", help="print the fixes as a diff; write nothing")
+        cmd.add_argument("--add-noqa", action="store_true",
+                         help="add `# noqa: CODE` for every finding (to adopt dtype-lint on existing code)")
+        cmd.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+        cmd.add_argument("--silent", action="store_true", help="print nothing; the exit code tells")
         cmd.add_argument("--force-exclude", action="store_true",
                          help="apply exclude to files named on the command line too (for pre-commit)")
         cmd.add_argument("--stdin-filename", metavar="PATH", help="the path of the code read from stdin")
@@ -156,6 +163,9 @@ def _positive(value: str) -> int:
 def _check(args: argparse.Namespace) -> int:
     config = resolve_config(args)
     fixing = args.fix or args.unsafe_fixes or args.diff
+    if args.add_noqa and (fixing or args.paths == ["-"]):
+        sys.stderr.write("dtype-lint: error: --add-noqa writes files: not with --fix, --unsafe-fixes, --diff or stdin\n")
+        return EXIT_ERROR
     if args.paths == ["-"]:
         return _check_stdin(args, config, fixing)
     cache = None
@@ -164,11 +174,22 @@ def _check(args: argparse.Namespace) -> int:
         cache = Cache(folder, f"{config.fingerprint()}\0prefilter={not args.no_prefilter}")
     jobs = args.jobs or default_jobs()
     with prefilter_switch.switched(not args.no_prefilter):
-        results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing)
+        results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing or args.add_noqa)
+    found = sum(len(r.findings) for r in results)
+    if args.add_noqa:
+        results, added = add_noqa(results, config)
+        run = summarize(results)
+        _report(args, run.findings, run.errors, closing=False)
+        if not (args.quiet or args.silent):
+            # after the findings left, if any; never inside JSON or SARIF
+            out = sys.stdout if args.output_format in ("text", "full") else sys.stderr
+            out.write(f"Added {added.comments} `# noqa` comment{'' if added.comments == 1 else 's'} "
+                      f"in {added.files} file{'' if added.files == 1 else 's'}.\n")
+        return _exit_code(args, run.findings, run.errors)
     if fixing:
         results = [_fix_file(r, config, args) for r in results]
     run = summarize(results)
-    _report(args, run.findings, run.errors)
+    _report(args, run.findings, run.errors, fixed=found - len(run.findings) if fixing else 0)
     return _exit_code(args, run.findings, run.errors)
 
 
@@ -184,15 +205,17 @@ def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
             fixes = applicable(findings, args.unsafe_fixes)
             new = fixed_text(source.text, fixes) if fixes else source.text
             sys.stdout.buffer.write(source.encode(new))
-            findings = lint_source(new, path, config.codes_for(path), config.options)
-            _report(args, findings, errors, stream=sys.stderr)
-            return _exit_code(args, findings, errors)
+            remaining = lint_source(new, path, config.codes_for(path), config.options)
+            _report(args, remaining, errors, stream=sys.stderr, fixed=len(findings) - len(remaining),
+                    lines_of=lambda _: NEWLINE.split(new))
+            return _exit_code(args, remaining, errors)
         if args.diff:
             result = _fix_text(FileResult(path, findings, source=source, data=data), args)
             findings = result.findings
     except LintError as exc:
         errors.append(FileError(path, str(exc)))
-    _report(args, findings, errors)
+    text = source.text if not errors else ""
+    _report(args, findings, errors, lines_of=lambda _: NEWLINE.split(text))
     return _exit_code(args, findings, errors)
 
 
@@ -234,7 +257,12 @@ def _fix_text(result: FileResult, args: argparse.Namespace) -> FileResult:
     return FileResult(result.path, unfixed, source=Source(new_text, result.source.encoding))
 
 
-def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], stream=None) -> None:
+def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], stream=None,
+            fixed: int = 0, closing: bool = True, lines_of=None) -> None:
+    """Findings, then (text and full) the closing summary, to ``stream``; file errors to
+    stderr. ``-q`` leaves out the summary, ``--silent`` everything."""
+    if args.silent:
+        return
     out = stream or sys.stdout
     if args.diff:
         write_errors(errors, sys.stderr, "text")
@@ -242,8 +270,12 @@ def _report(args: argparse.Namespace, findings: list[Finding], errors: list[File
     if args.statistics:
         statistics(findings, out)
     else:
-        write(args.output_format, findings, errors, out, _lines_of)
+        # a file's lines are read once however many findings it has (full, sarif)
+        lines = lines_of or functools.lru_cache(maxsize=4)(_lines_of)
+        write(args.output_format, findings, errors, out, lines, use_color(out))
     write_errors(errors, sys.stderr, args.output_format)
+    if closing and not args.quiet and args.output_format in ("text", "full"):
+        out.write(summary(findings, errors, fixed) + "\n")
 
 
 def _lines_of(path: str) -> list[str]:

@@ -1,25 +1,35 @@
-"""Output formats: text, full, json, sarif, github, and the statistics table."""
+"""Output formats: text, full, json, sarif, github, and the statistics table.
+
+SARIF results carry a ``primaryLocationLineHash`` of their own (the code and the
+finding's line text with whitespace collapsed, and which such line of the file it is), so
+GitHub code scanning follows an alert when lines are added or removed above it; each
+rule's ``helpUri`` is its section of the README (written by :mod:`.docs`).
+"""
 
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 from typing import Callable, TextIO
 
 from dtype_lint import __version__
 from dtype_lint.core.finding import FileError, Finding
+from dtype_lint.frontends.console import paint
 from dtype_lint.rules.codes import rule_codes
 
 FORMATS = ("text", "full", "json", "sarif", "github")
 
 
 def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextIO,
-          lines_of: Callable[[str], list[str]]) -> None:
+          lines_of: Callable[[str], list[str]], color: bool = False) -> None:
+    """``lines_of(path)`` gives a file's lines (for full and sarif); ``color`` paints
+    text and full output."""
     if fmt == "json":
         json.dump([f.as_json() for f in findings], out, indent=2)
         out.write("\n")
     elif fmt == "sarif":
-        json.dump(sarif(findings, errors), out, indent=2)
+        json.dump(sarif(findings, errors, lines_of), out, indent=2)
         out.write("\n")
     elif fmt == "github":
         for f in findings:
@@ -28,9 +38,9 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
                 f"endLine={f.end_line},endColumn={f.end_column}::{f.code} {_escape(f.message)}\n"
             )
     else:
-        color = fmt == "full" and out.isatty()
         for f in findings:
-            out.write(f"{f.path}:{f.line}:{f.column}: {_paint(f.code, '1;31', color)} {f.message}\n")
+            where = paint(f.path, "1", color) + paint(f":{f.line}:{f.column}:", "36", color)
+            out.write(f"{where} {paint(f.code, '1;31', color)} {f.message}\n")
             if fmt == "full":
                 out.write(_snippet(f, lines_of(f.path), color))
 
@@ -51,7 +61,7 @@ def statistics(findings: list[Finding], out: TextIO) -> None:
         out.write(f"{count:>6}  {code}  {name}{'  [*] fixable: ' + str(fixable) if fixable else ''}\n")
 
 
-def sarif(findings: list[Finding], errors: list[FileError]) -> dict[str, object]:
+def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[str], list[str]]) -> dict[str, object]:
     """A SARIF 2.1.0 log with one run, rule metadata for every static rule."""
     from dtype_lint.rules.registry import RULES_BY_CODE
 
@@ -66,10 +76,12 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> dict[str, object]
             "shortDescription": {"text": doc.summary},
             "fullDescription": {"text": " ".join(doc.why_bad.split())},
             "help": {"text": doc.summary, "markdown": doc.markdown()},
+            "helpUri": doc.help_uri,
             "defaultConfiguration": {"level": "error" if doc.default_enabled else "none"},
             "properties": {"family": doc.family},
         })
     results = []
+    fingerprints = line_hashes(findings, lines_of)
     for f in findings:
         result: dict[str, object] = {
             "ruleId": f.code,
@@ -81,6 +93,7 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> dict[str, object]
                 "region": {"startLine": f.line, "startColumn": f.column,
                            "endLine": f.end_line, "endColumn": f.end_column},
             }}],
+            "partialFingerprints": {"primaryLocationLineHash": fingerprints[f]},
         }
         if f.fix:
             result["fixes"] = [{
@@ -113,18 +126,29 @@ def sarif(findings: list[Finding], errors: list[FileError]) -> dict[str, object]
     }
 
 
+def line_hashes(findings: list[Finding], lines_of: Callable[[str], list[str]]) -> dict[Finding, str]:
+    """Each finding's fingerprint, ``HASH:N``: HASH from the code and the finding's
+    line with whitespace collapsed (not its number), N counting the findings of a file
+    with the same HASH, in line order, as GitHub's own line hashes do."""
+    seen: collections.Counter[tuple[str, str]] = collections.Counter()
+    out = {}
+    for f in sorted(findings):
+        lines = lines_of(f.path)
+        text = " ".join(lines[f.line - 1].split()) if 0 < f.line <= len(lines) else ""
+        digest = hashlib.sha256(f"{f.code}\0{text}".encode()).hexdigest()[:16]
+        seen[f.path, digest] += 1
+        out[f] = f"{digest}:{seen[f.path, digest]}"
+    return out
+
+
 def _snippet(f: Finding, lines: list[str], color: bool) -> str:
     if not 0 < f.line <= len(lines):
         return ""
     text = lines[f.line - 1].expandtabs(1)
     width = max(1, (f.end_column - f.column) if f.end_line == f.line else len(text) - f.column + 1)
     gutter = f"{f.line:>5} | "
-    caret = " " * (len(gutter) + f.column - 1) + _paint("^" * width, "1;31", color)
+    caret = " " * (len(gutter) + f.column - 1) + paint("^" * width, "1;31", color)
     return f"{gutter}{text}\n{caret}\n"
-
-
-def _paint(text: str, code: str, color: bool) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
 
 def _escape(text: str) -> str:

@@ -93,7 +93,7 @@ def cached(path: str, cache: Cache, keep_source: bool) -> FileResult | None:
     findings = cache.get(cache.key(path, data), path)
     if findings is None:
         return None
-    if keep_source and any(f.fix for f in findings):
+    if keep_source and findings:
         try:
             return FileResult(path, findings, source=Source.from_bytes(data), data=data)
         except LintError:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 
+# The README is the rules' reference; each rule has a section there (see `anchor`).
+DOCS_URL = "https://github.com/dtype-lint/dtype-lint"
+
 FAMILIES = {
     "1": "Hardcoded float32",
     "2": "Pickling hazards",
@@ -39,6 +42,16 @@ class RuleDoc:
     @property
     def family(self) -> str:
         return FAMILIES[self.code[3]]
+
+    @property
+    def anchor(self) -> str:
+        """The README section's anchor as GitHub derives it from the heading
+        `CODE name` (`dtl101-float32-dtype-default`): stable while the name is."""
+        return f"{self.code}-{self.name}".lower()
+
+    @property
+    def help_uri(self) -> str:
+        return f"{DOCS_URL}#{self.anchor}"
 
     def markdown(self) -> str:
         """The rule's docs in ruff's layout."""

@@ -1,0 +1,49 @@
+"""What a person reads at the end of a run: colour, and the closing summary line.
+
+Colour is on when the stream is a terminal; `NO_COLOR` (any non-empty value) turns it
+off and `FORCE_COLOR` on even when piped, NO_COLOR winning where both are set (as
+CPython reads them). The summary follows ruff's wording.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TextIO
+
+from dtype_lint.core.finding import FileError, Finding
+
+
+def use_color(stream: TextIO) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def paint(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+
+def summary(findings: list[Finding], errors: list[FileError], fixed: int = 0) -> str:
+    """`Found N findings (M fixable with --fix; K more with --unsafe-fixes).`, or
+    `All checks passed!`; files that could not be linted are counted after it."""
+    errors_note = f" {_plural(len(errors), 'file')} could not be linted." if errors else ""
+    if not findings and not fixed:
+        return ("No findings in the files linted." if errors else "All checks passed!") + errors_note
+    safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")
+    unsafe = sum(1 for f in findings if f.fix and f.fix.applicability != "safe")
+    notes = []
+    if fixed:
+        notes.append(f"{fixed} fixed, {len(findings)} remaining")
+    if safe:
+        notes.append(f"{safe} fixable with --fix")
+    if unsafe:
+        notes.append(f"{unsafe} {'more' if safe else 'fixable'} with --unsafe-fixes")
+    found = _plural(len(findings) + fixed, "finding")
+    return f"Found {found}" + (f" ({'; '.join(notes)})" if notes else "") + "." + errors_note
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
