@@ -1,4 +1,4 @@
-"""The `dtype-lint` command: check (with fixes), fix, explain, rules, device.
+"""The `dtype-lint` command: check (with fixes), fix, explain, rules, server, device.
 
 Exit codes: 0 no findings, 1 findings, 2 usage, configuration or file errors.
 """
@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("code")
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--json", action="store_true")
+    sub.add_parser("server", help="run the language server over stdio (needs the `server` extra)")
     sub.add_parser("device", help="report the devices and the precision they really compute in ([--json])")
     return parser
 
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             return _check(args)
         if args.command == "explain":
             return _explain(args.code)
+        if args.command == "server":
+            return _server()
         return _rules(args.json)
     except ConfigError as exc:
         sys.stderr.write(f"dtype-lint: config error: {exc}\n")
@@ -106,6 +109,17 @@ def _explain(code: str) -> int:
         return EXIT_ERROR
     sys.stdout.write(docs[code.upper()].markdown())
     return EXIT_CLEAN
+
+
+def _server() -> int:
+    try:
+        from dtype_lint.frontends.server.app import serve
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("pygls", "lsprotocol"):
+            raise
+        sys.stderr.write("dtype-lint: the language server needs pygls: pip install 'dtype-lint[server]'\n")
+        return EXIT_ERROR
+    return serve()
 
 
 def _rules(as_json: bool) -> int:

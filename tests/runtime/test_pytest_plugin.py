@@ -14,8 +14,9 @@ pytest_plugins = ["pytester"]
 # Once the package is installed, pytest loads the plugin through its pytest11 entry
 # point; before that (a bare checkout), the inner sessions load it with -p.
 _INSTALLED = any(ep.value == "dtype_lint.pytest_plugin" for ep in entry_points(group="pytest11"))
-# Unrelated plugins are blocked: hypothesis' summary alone costs seconds per run.
-PLUGIN = ("-p", "no:hypothesispytest", "-p", "no:benchmark",
+# Unrelated plugins are blocked: hypothesis' summary alone costs seconds per run, and
+# pytest-asyncio (which pytest-lsp brings) warns about its settings in every session.
+PLUGIN = ("-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:pytest-lsp", "-p", "no:asyncio",
           *(() if _INSTALLED else ("-p", "dtype_lint.pytest_plugin")))
 
 MODELS = '''

@@ -1,0 +1,63 @@
+"""Findings as LSP diagnostics, and engine positions (1-based lines, 1-based columns in
+characters) as LSP positions and back.
+
+LSP counts 0-based lines and columns in the code units the client negotiated (UTF-16
+unless it offers another); pygls's position codec does that counting. Lines are split
+where the engine splits them (``\\n``, ``\\r\\n``, ``\\r``), which is also where LSP
+splits them, unlike ``str.splitlines``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+from dtype_lint.core.engine import NEWLINE
+from dtype_lint.core.finding import Edit, Finding
+
+
+def split_lines(text: str) -> list[str]:
+    return NEWLINE.split(text)
+
+
+def to_range(codec: PositionCodec, lines: Sequence[str], line: int, column: int,
+             end_line: int, end_column: int) -> types.Range:
+    start = ServerTextPosition(line - 1, column - 1)
+    end = ServerTextPosition(end_line - 1, end_column - 1)
+    return types.Range(codec.position_to_client_units(lines, start), codec.position_to_client_units(lines, end))
+
+
+def finding_range(codec: PositionCodec, lines: Sequence[str], finding: Finding) -> types.Range:
+    return to_range(codec, lines, finding.line, finding.column, finding.end_line, finding.end_column)
+
+
+def text_edit(codec: PositionCodec, lines: Sequence[str], edit: Edit) -> types.TextEdit:
+    return types.TextEdit(to_range(codec, lines, edit.line, edit.column, edit.end_line, edit.end_column), edit.content)
+
+
+SOURCE = "dtype-lint"
+
+
+def diagnostic(codec: PositionCodec, lines: Sequence[str], finding: Finding) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=finding_range(codec, lines, finding),
+        message=finding.message,
+        severity=types.DiagnosticSeverity.Warning,
+        code=finding.code,
+        source=SOURCE,
+    )
+
+
+def to_engine(codec: PositionCodec, lines: Sequence[str], position: types.Position) -> tuple[int, int]:
+    """A client position as the engine's (line, column)."""
+    if not lines or position.line >= len(lines):
+        return len(lines) + 1, 1
+    server = codec.position_from_client_units(lines, types.Position(position.line, position.character))
+    return server.line + 1, server.character + 1
+
+
+def overlaps(finding: Finding, start: tuple[int, int], end: tuple[int, int]) -> bool:
+    """Whether the finding's span touches the (inclusive) span from ``start`` to ``end``."""
+    return (finding.line, finding.column) <= end and start <= (finding.end_line, finding.end_column)

@@ -1,0 +1,79 @@
+"""Lint one open document: its text as the editor holds it, with the configuration found
+for its path.
+
+An unsaved buffer is linted from its text, never from the file on disk. The result of
+the last text of each document is kept, so the code actions and hovers that follow a
+diagnostic do not lint the same text again. A document that cannot be linted (a syntax
+error while typing, a configuration error, a bug of ours) yields no findings and the
+reason; the next text is linted afresh (and the configuration read again once its file
+changes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import traceback
+from pathlib import Path
+
+from dtype_lint.core.engine import LintError, lint_source
+from dtype_lint.core.finding import Finding
+from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_config
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """The findings of one text, or why there are none."""
+
+    text: str
+    findings: tuple[Finding, ...] = ()
+    problem: str | None = None  # why the text was not linted (a syntax error while typing)
+    config_problem: str | None = None  # the configuration found cannot be used
+    internal_error: str | None = None  # a traceback: a bug of ours
+
+
+class Linter:
+    """Lints documents by path and text, keeping the last outcome of each document."""
+
+    def __init__(self) -> None:
+        self._configs: dict[str, tuple[tuple[int, int], Config]] = {}  # by file: (mtime, size), config
+        self._last: dict[str, Outcome] = {}
+
+    def lint(self, key: str, path: str, text: str) -> Outcome:
+        """The outcome for ``text`` of the document ``key`` (its URI) at ``path``."""
+        last = self._last.get(key)
+        if last is not None and last.text == text:
+            return last
+        outcome = self._lint(path, text)
+        self._last[key] = outcome
+        return outcome
+
+    def forget(self, key: str) -> None:
+        self._last.pop(key, None)
+
+    def _lint(self, path: str, text: str) -> Outcome:
+        try:
+            config = self.config_for(path)
+            findings = lint_source(text, path, config.codes_for(path), config.options)
+        except LintError as exc:
+            return Outcome(text, problem=str(exc))
+        except ConfigError as exc:
+            return Outcome(text, problem="configuration error", config_problem=str(exc))
+        except Exception:  # a bug of ours must cost this text its findings, not the server
+            return Outcome(text, internal_error=traceback.format_exc())
+        return Outcome(text, tuple(findings))
+
+    def config_for(self, path: str) -> Config:
+        """The configuration found by walking up from ``path`` (read again once it changes)."""
+        found = find_pyproject([path if os.path.isabs(path) else os.path.join(os.getcwd(), path)])
+        if found is None:
+            return Config()
+        try:
+            st = os.stat(found)
+        except OSError:
+            return Config()
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = self._configs.get(str(found))
+        if cached is None or cached[0] != stamp:
+            cached = self._configs[str(found)] = (stamp, load_config(Path(found)))
+        return cached[1]
