@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import subprocess
 import sys
@@ -66,6 +67,8 @@ def lint(corpus: Path, paths: list[str], select: str | None = None) -> list[dict
             [sys.executable, "-m", "dtype_lint", "check", "--output-format", "json", "--exit-zero",
              "--no-cache", "--config", str(config), *(["--select", select] if select else []), *paths],
             cwd=corpus, capture_output=True, text=True,
+            # This checkout's code, whatever copy of dtype-lint is installed.
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))},
         )
     if proc.returncode != 0:
         sys.exit(f"dtype-lint failed ({proc.returncode}):\n{proc.stderr}")
