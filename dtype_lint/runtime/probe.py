@@ -36,6 +36,22 @@ _ROW_ACC = 24
 _FAR = (5, 64, 127)
 
 
+class DeviceUnavailableError(RuntimeError):
+    """The device a probe was asked to run on is not present (or not in this build)."""
+
+
+def _check_torch_device(torch: Any, device: str) -> None:
+    kind, _, index = device.partition(":")
+    if kind != "cuda":
+        return
+    if not torch.cuda.is_available():
+        why = "this torch build is CPU-only" if torch.version.cuda is None and torch.version.hip is None \
+            else "no CUDA device is visible"
+        raise DeviceUnavailableError(f"torch has no device {device!r}: torch.cuda.is_available() is False ({why})")
+    if int(index or 0) >= torch.cuda.device_count():
+        raise DeviceUnavailableError(f"torch has no device {device!r}: {torch.cuda.device_count()} CUDA device(s)")
+
+
 @dataclasses.dataclass(frozen=True)
 class MatmulPrecision:
     """Measured bits of one matmul configuration (mantissa bits, without the implicit 1)."""
@@ -143,7 +159,10 @@ def _run_torch(dtype: str, device: str, rounding: Callable | None):
 def _jax_device(jax: Any, device: str):
     platform, _, index = device.partition(":")
     platform = {"cuda": "gpu", "rocm": "gpu"}.get(platform, platform)
-    return jax.devices(platform)[int(index or 0)]
+    try:
+        return jax.devices(platform)[int(index or 0)]
+    except (RuntimeError, IndexError) as exc:
+        raise DeviceUnavailableError(f"jax has no device {device!r}: {exc}") from None
 
 
 def _run_jax(dtype: str, device: str, rounding: Callable | None):
@@ -186,7 +205,8 @@ def matmul_precision(
     current autocast state, ``torch.set_float32_matmul_precision``, the TF32 flags
     and ``jax.default_matmul_precision`` all apply. ``input_rounding`` (a function
     applied to both framework arrays before the matmul) simulates an input format,
-    e.g. rounding float32 to TF32 by hand; results with it are not cached.
+    e.g. rounding float32 to TF32 by hand; results with it are not cached. A device
+    that is absent raises :class:`DeviceUnavailableError` naming it.
     """
     name = dtype_name(dtype)
     if name not in PROBE_DTYPES:
@@ -195,11 +215,13 @@ def matmul_precision(
     if framework == "torch":
         import torch
 
+        _check_torch_device(torch, device)
         setting = _torch_setting(torch, device)
         run = _run_torch
     elif framework == "jax":
         import jax
 
+        _jax_device(jax, device)
         setting = _jax_setting(jax)
         run = _run_jax
     else:

@@ -3,33 +3,38 @@
 Hooks are registered on every submodule on enter and removed on exit, so that a
 model that is not guarded runs torch's hook-free fast path and pays nothing. A hook
 only compares ``tensor.dtype`` objects (no sync, no allocation) unless something is
-off; the slower analysis that builds the message runs only then. Frames here set
-``__tracebackhide__`` so that pytest shows a violation at the user's model code.
+off; the slower analysis that builds the message runs only then, once per distinct
+finding. Frames here set ``__tracebackhide__`` so that pytest shows a violation at
+the user's model code.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
+from dtype_lint.runtime import autocast
 from dtype_lint.runtime.dtypes import dtype_name, torch_dtype
-from dtype_lint.runtime.guard import ROOT_PATH, Guard, param_message
+from dtype_lint.runtime.session import ROOT_PATH, Guard, param_message
 
 
-def _tensors(obj: Any, tensor_type: type, depth: int = 0) -> Iterator[Any]:
+def _tensors(obj: Any, tensor_type: type, field: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """``(field, tensor)`` for the tensors in ``obj``: ``field`` is ``""`` for ``obj``
+    itself, else a dict key (a Hugging Face output's ``logits``) or ``[index]``."""
     if isinstance(obj, tensor_type):
-        yield obj
+        yield field, obj
     elif depth < 4:
         if isinstance(obj, (tuple, list)):
-            for item in obj:
-                yield from _tensors(item, tensor_type, depth + 1)
+            for index, item in enumerate(obj):
+                yield from _tensors(item, tensor_type, f"{field}[{index}]", depth + 1)
         elif isinstance(obj, dict):
-            for item in obj.values():
-                yield from _tensors(item, tensor_type, depth + 1)
+            for key, item in obj.items():
+                yield from _tensors(item, tensor_type, f"{field}.{key}" if field else str(key), depth + 1)
 
 
-def _floating_names(objs: Any, tensor_type: type) -> set[str]:
-    return {dtype_name(t.dtype) for t in _tensors(objs, tensor_type) if t.dtype.is_floating_point}
+def _floating(obj: Any, tensor_type: type) -> list[tuple[Any, str]]:
+    return [(t, dtype_name(t.dtype)) for _, t in _tensors(obj, tensor_type) if t.dtype.is_floating_point]
 
 
 class TorchGuard(Guard):
@@ -42,14 +47,22 @@ class TorchGuard(Guard):
         self._params_dtype = torch_dtype(self.policy.params)
         self._compute_dtype = torch_dtype(self.policy.compute)
         self._handles = []
+        modules = dict(self.model.named_modules())
+        self._hooked = {id(module) for module in modules.values()}
         try:
-            for path, module in self.model.named_modules():
+            for path, module in modules.items():
+                parent = path.rpartition(".")[0]
+                parent_info = (parent or ROOT_PATH, type(modules[parent]).__name__)
                 path = path or ROOT_PATH
                 # Parameters are checked before the call: a wrong dtype often makes
                 # the forward itself fail, and the report should still be made.
                 if module._parameters:
                     self._handles.append(module.register_forward_pre_hook(self._make_pre_hook(path)))
-                hook = self._make_hook(path, module is self.model)
+                if module is self.model:
+                    self._handles.append(module.register_forward_pre_hook(self._root_pre_hook))
+                    hook = self._make_root_hook(path)
+                else:
+                    hook = self._make_hook(path, module, parent_info)
                 self._handles.append(module.register_forward_hook(hook, with_kwargs=True))
         except BaseException:
             self._uninstall()
@@ -59,6 +72,26 @@ class TorchGuard(Guard):
         handles, self._handles = self._handles, []
         for handle in handles:
             handle.remove()
+
+    def _module_count(self) -> int | None:
+        return len(self._hooked)
+
+    def _coverage_reasons(self) -> list[str]:
+        reasons = []
+        added = [path for path, module in self.model.named_modules() if id(module) not in self._hooked]
+        if added:
+            reasons.append(f"{len(added)} module(s) were added after the guard was entered and are "
+                           f"not watched ({', '.join(added[:3])}{', ...' if len(added) > 3 else ''})")
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None or getattr(self.model, "_compiled_call_impl", None) is not None:
+            reasons.append("the model was torch.compile'd before the guard: compiled code does not run "
+                           "hooks added later (enter the guard before compiling, or call the eager model)")
+        if not self._seen:
+            reasons.append("the model was not called while the guard was active")
+        else:
+            reasons.append("a fused fast path (an eval-mode TransformerEncoder under no_grad) skipped "
+                           "the submodules")
+        return reasons
 
     def _make_pre_hook(self, path: str):
         params_dtype = self._params_dtype
@@ -73,19 +106,44 @@ class TorchGuard(Guard):
 
         return pre_hook
 
-    def _make_hook(self, path: str, is_root: bool):
+    def _make_hook(self, path: str, module: Any, parent: tuple[str, str]):
         tensor_type = self._torch.Tensor
         compute_dtype = self._compute_dtype
-        check_output = self._check_root_output if is_root else self._check_activation
+        float32 = self._torch.float32
+        # Under an autocast policy, float32 out of a module autocast does not lower is
+        # what autocast produces whenever a float32 tensor went in: decided inline too.
+        float32_passes = self.policy.autocast and not autocast.is_lowered(type(module).__name__)
+        seen = self._seen
+        check = self._check_activation
 
         def hook(module, args, kwargs, output):
             __tracebackhide__ = True
+            seen.add(path)
             # The common case is a single tensor in the compute dtype: decide it inline.
-            if isinstance(output, tensor_type) and not is_root:
+            if isinstance(output, tensor_type):
                 dtype = output.dtype
                 if dtype is compute_dtype or not dtype.is_floating_point:
                     return
-            check_output(module, path, args, kwargs, output)
+                if dtype is float32 and float32_passes:
+                    for arg in args:
+                        if isinstance(arg, tensor_type) and arg.dtype is float32:
+                            return
+            check(module, path, parent, args, kwargs, output)
+
+        return hook
+
+    def _root_pre_hook(self, module, args) -> None:
+        self.entry_ids = {id(t) for t, _ in _floating(args, self._torch.Tensor)}
+
+    def _make_root_hook(self, path: str):
+        seen = self._seen
+        check = self._check_root_output
+
+        def hook(module, args, kwargs, output):
+            __tracebackhide__ = True
+            seen.add(path)
+            self.entry_ids = set()
+            check(path, args, kwargs, output)
 
         return hook
 
@@ -97,25 +155,27 @@ class TorchGuard(Guard):
                 continue
             wrong.setdefault(dtype_name(param.dtype), []).append(name)
         for actual, names in wrong.items():
-            self._recorder.report("DTL391", path, param_message(names, actual, self.policy.params))
+            self.report("DTL391", path, param_message(names, actual, self.policy.params), module)
 
-    def _check_activation(self, module, path: str, args, kwargs, output) -> None:
+    def _check_activation(self, module, path: str, parent: tuple[str, str], args, kwargs, output) -> None:
         __tracebackhide__ = True
         tensor_type = self._torch.Tensor
-        bad = sorted({dtype_name(t.dtype) for t in _tensors(output, tensor_type)
-                      if t.dtype.is_floating_point and t.dtype is not self._compute_dtype})
-        if not bad:
-            return
-        self._report_activation(
-            module, path, bad, _floating_names((args, kwargs), tensor_type),
-            lambda: {dtype_name(p.dtype) for p in module.parameters() if p.dtype.is_floating_point},
-        )
-
-    def _check_root_output(self, module, path: str, args, kwargs, output) -> None:
-        __tracebackhide__ = True
-        tensor_type = self._torch.Tensor
-        outputs = _floating_names(output, tensor_type)
+        outputs = _floating(output, tensor_type)
         if not outputs:
             return
-        inputs = _floating_names((args, kwargs), tensor_type)
-        self._report_output(path, outputs, inputs, dtype_name(self._torch.get_default_dtype()))
+        device_type = outputs[0][0].device.type
+        self.check_activation(
+            module, path, outputs, _floating((args, kwargs), tensor_type),
+            lambda: {dtype_name(p.dtype) for p in module.parameters() if p.dtype.is_floating_point},
+            parent, device_type,
+        )
+
+    def _check_root_output(self, path: str, args, kwargs, output) -> None:
+        __tracebackhide__ = True
+        tensor_type = self._torch.Tensor
+        outputs = [(field, dtype_name(t.dtype)) for field, t in _tensors(output, tensor_type)
+                   if t.dtype.is_floating_point]
+        if not outputs:
+            return
+        inputs = {name for _, name in _floating((args, kwargs), tensor_type)}
+        self.report_output(path, outputs, inputs, dtype_name(self._torch.get_default_dtype()))

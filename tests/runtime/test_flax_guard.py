@@ -2,7 +2,7 @@
 
 import pytest
 
-from dtype_lint.runtime import DTypeViolationError, guard
+from dtype_lint.runtime import DTypeGuardWarning, DTypeViolationError, guard
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -41,7 +41,7 @@ def test_layernorm_with_unset_dtype_widens_DTL191():
     with guard(model, "mixed_bfloat16", on_violation="record") as g:
         jax.jit(model.apply)(variables, X)
     assert _codes(g) == [("DTL191", "LayerNorm_0")]
-    assert g.violations[0].message == "LayerNorm returned float32 activations, policy.compute is bfloat16"
+    assert g.violations[0].message == "LayerNorm returned float32 activations from inputs bfloat16, policy.compute is bfloat16"
 
 
 def test_correct_model_is_silent():
@@ -132,8 +132,9 @@ def test_raise_under_jit_and_nothing_left_installed():
 def test_other_models_pass_through():
     watched, other = PlainDense(), F32Dense()
     recast = _bf16(other.init(jax.random.key(0), X))
-    with guard(watched, "bfloat16", on_violation="record") as g:
-        other.apply(recast, X)
+    with pytest.warns(DTypeGuardWarning, match="checked no module call"):
+        with guard(watched, "bfloat16", on_violation="record") as g:
+            other.apply(recast, X)
     assert g.violations == []
 
 

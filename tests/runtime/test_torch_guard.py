@@ -61,10 +61,12 @@ def test_correct_float32_model_is_silent():
 def test_param_dtype_DTL391():
     model = _tiny()
     model[1].to(torch.float16)  # a half LayerNorm inside a float32 model
-    with guard(model, "float32", on_violation="record") as g:
-        model[0](torch.randn(2, 8))
-        with pytest.raises(RuntimeError):
-            model(torch.randn(2, 8))  # float16 LayerNorm rejects float32 input
+    # The failed forward reached one module of four: the guard says so on exit.
+    with pytest.warns(DTypeGuardWarning, match="checked only 1 of the model's 4 modules"):
+        with guard(model, "float32", on_violation="record") as g:
+            model[0](torch.randn(2, 8))
+            with pytest.raises(RuntimeError):
+                model(torch.randn(2, 8))  # float16 LayerNorm rejects float32 input
     # Reported although the forward failed: parameters are checked before the call.
     assert _codes(g) == [("DTL391", "1")]
     assert g.violations[0].message == "parameters 'bias', 'weight' are float16, policy.params is float32"
@@ -89,7 +91,8 @@ def test_autocast_residual_and_final_output_DTL191_DTL193():
     assert out.dtype == BF16
     assert _codes(g) == [("DTL191", "0"), ("DTL193", "(root)")]
     by_code = {v.code: v.message for v in g.violations}
-    assert by_code["DTL191"] == "Residual returned float32 activations, policy.compute is bfloat16"
+    assert by_code["DTL191"] == ("Residual returned float32 activations from inputs float32 "
+                                 "(the model's own inputs), policy.compute is bfloat16")
     assert by_code["DTL193"] == "output is bfloat16, expected float32"
 
 
