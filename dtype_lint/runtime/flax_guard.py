@@ -150,7 +150,10 @@ class FlaxGuard(Guard):
             stack.pop()
         path = "/".join(parts) or ROOT_PATH
         self._seen.add(path)
+        if self._pending:
+            self.resolve_pending(path, _floating((args, kwargs)), module)
         if is_root:
+            self.flush_pending()
             self.entry_ids = set()
         # Parameters are read after the call so that ``init`` (which creates them
         # during the call) is checked too.

@@ -58,6 +58,10 @@ class Guard:
         # ids of the floating inputs of the outermost call in progress: a dtype they
         # carry is the caller's, and is blamed on the first module that returns it.
         self.entry_ids: set[int] = set()
+        # parent path -> dtype -> finding held until that parent returns; and the
+        # modules counted downstream of each held finding meanwhile.
+        self._pending: dict[str, dict[str, Violation]] = {}
+        self._pending_down: dict[Violation, list[str]] = {}
 
     @property
     def on_violation(self) -> str:
@@ -92,6 +96,8 @@ class Guard:
             return
         self.active = False
         self._origins.clear()
+        self._pending.clear()
+        self._pending_down.clear()
         try:
             self._uninstall()
         finally:
@@ -158,37 +164,90 @@ class Guard:
 
         ``outputs``/``inputs`` pair each floating tensor with its dtype name; ``parent``
         is ``(path, class name)`` of the caller, blamed for dtypes that enter from its
-        own code rather than from a submodule.
+        own code rather than from a submodule (once its own inputs show that they did
+        not simply carry the dtype in: see :meth:`resolve_pending`).
         """
         __tracebackhide__ = True
         kind = type(module).__name__
         input_names = {name for _, name in inputs}
         accepted = self._accepted(kind, input_names, params, device_type)
-        bad = sorted({name for _, name in outputs if name not in accepted})
+        bad = [(obj, name) for obj, name in outputs if name not in accepted]
         if not bad:
             return
-        new = [name for name in bad if name not in input_names]
+        fresh: dict[str, list[Any]] = {}
+        for obj, name in bad:
+            origin = self._origin(obj)
+            if origin is not None:  # made by a submodule and already attributed
+                self._downstream(origin, path)
+            else:
+                fresh.setdefault(name, []).append(obj)
+        # Autocast lowers this module's op: float32 out of it is its own doing, whatever came in.
+        lowered = self.policy.autocast and autocast.is_lowered(kind)
+        new = sorted(name for name in fresh if lowered or name not in input_names)
         if new:
             cause = self._root_finding(module, kind, path, new, input_names, params)
-            for obj, name in outputs:
-                if name in new:
+            for name in new:
+                for obj in fresh.pop(name):
                     self._mark(obj, cause)
-        for name in bad:
-            if name in new:
-                continue
+        for name, objs in fresh.items():
             carriers = [obj for obj, n in inputs if n == name]
             origin = next((o for o in map(self._origin, carriers) if o is not None), None)
             if origin is None and any(id(obj) in self.entry_ids for obj in carriers):
                 origin = self._root_finding(module, kind, path, [name], input_names, params,
                                             " (the model's own inputs)")
             elif origin is None:
-                origin = self._outside_finding(parent, path, name)
-                self._recorder.add_downstream(origin, path)
+                origin = self._pending_finding(parent, path, name)
+                self._downstream(origin, path)
             else:
-                self._recorder.add_downstream(origin, path)
-            for obj, out_name in outputs:
-                if out_name == name:
-                    self._mark(obj, origin)
+                self._downstream(origin, path)
+            for obj in objs:
+                self._mark(obj, origin)
+
+    def _downstream(self, origin: Violation, path: str) -> None:
+        waiting = self._pending_down.get(origin)
+        if waiting is not None:
+            waiting.append(path)
+        else:
+            self._recorder.add_downstream(origin, path)
+
+    def _pending_finding(self, parent: tuple[str, str], child: str, name: str) -> Violation:
+        """A dtype that entered ``child`` from its parent's own code: held until the parent
+        returns, when its inputs tell whether it only carried the dtype on."""
+        parent_path, parent_kind = parent
+        held = self._pending.setdefault(parent_path, {})
+        violation = held.get(name)
+        if violation is None:
+            message = (f"{name} activations made by {parent_kind}'s own code (outside its submodules) "
+                       f"enter {child}, policy.compute is {self.policy.compute}")
+            violation = Violation("DTL191", parent_path, message)
+            held[name] = violation
+            self._pending_down[violation] = []
+        return violation
+
+    def resolve_pending(self, path: str, inputs: list[tuple[Any, str]], module: Any = None) -> None:
+        """Called when the module at ``path`` returns: the dtypes its code passed to a
+        submodule are attributed to the cause its own inputs carry, else reported here."""
+        __tracebackhide__ = True
+        for name, held in self._pending.pop(path, {}).items():
+            carriers = [obj for obj, n in inputs if n == name]
+            origin = next((o for o in map(self._origin, carriers) if o is not None), None)
+            paths = self._pending_down.pop(held)
+            if origin is None:
+                if not (self.allow and self.allow(held.code, held.module_path, module)):
+                    self._recorder.report(held)
+                origin = held
+            else:
+                for key, (holder, marked) in list(self._origins.items()):
+                    if marked is held:
+                        self._origins[key] = (holder, origin)
+            for child in paths:
+                self._downstream(origin, child)
+
+    def flush_pending(self) -> None:
+        """Report what is still held when the outermost call returns."""
+        __tracebackhide__ = True
+        for path in list(self._pending):
+            self.resolve_pending(path, [])
 
     def _root_finding(self, module: Any, kind: str, path: str, bad: list[str], inputs: set[str],
                       params: Callable[[], set[str]], note: str = "") -> Violation:
@@ -213,21 +272,6 @@ class Guard:
             if self.policy.autocast and autocast.is_lowered(kind) and "float32" in bad:
                 message += f" (autocast lowers {kind}: was autocast off here, or its output cast back?)"
         violation = self.report(code, path, message, module)
-        self._findings[key] = violation
-        return violation
-
-    def _outside_finding(self, parent: tuple[str, str], child: str, name: str) -> Violation:
-        __tracebackhide__ = True
-        parent_path, parent_kind = parent
-        key = ("outside", parent_path, child, name)
-        cached = self._findings.get(key)
-        if cached is not None:
-            if not (self.allow and self.allow(cached.code, parent_path)):
-                self._recorder.report(cached)
-            return cached
-        message = (f"{name} activations made by {parent_kind}'s own code (outside its submodules) "
-                   f"enter {child}, policy.compute is {self.policy.compute}")
-        violation = self.report("DTL191", parent_path, message)
         self._findings[key] = violation
         return violation
 

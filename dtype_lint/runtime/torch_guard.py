@@ -115,10 +115,14 @@ class TorchGuard(Guard):
         float32_passes = self.policy.autocast and not autocast.is_lowered(type(module).__name__)
         seen = self._seen
         check = self._check_activation
+        pending = self._pending
+        resolve = self._resolve
 
         def hook(module, args, kwargs, output):
             __tracebackhide__ = True
             seen.add(path)
+            if pending and path in pending:
+                resolve(module, path, args, kwargs)
             # The common case is a single tensor in the compute dtype: decide it inline.
             if isinstance(output, tensor_type):
                 dtype = output.dtype
@@ -142,10 +146,16 @@ class TorchGuard(Guard):
         def hook(module, args, kwargs, output):
             __tracebackhide__ = True
             seen.add(path)
+            self.resolve_pending(path, _floating((args, kwargs), self._torch.Tensor), module)
+            self.flush_pending()
             self.entry_ids = set()
             check(path, args, kwargs, output)
 
         return hook
+
+    def _resolve(self, module, path: str, args, kwargs) -> None:
+        __tracebackhide__ = True
+        self.resolve_pending(path, _floating((args, kwargs), self._torch.Tensor), module)
 
     def _check_params(self, module, path: str) -> None:
         __tracebackhide__ = True

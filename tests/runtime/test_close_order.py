@@ -29,7 +29,7 @@ class Other(nn.Module):
 
 
 def _torch_model():
-    return torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LayerNorm(4)).to(torch.bfloat16)
+    return torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LayerNorm(4)).to(torch.bfloat16)  # noqa: DTL303 (a deliberate hazard)
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(4))), ids=str)
