@@ -74,7 +74,8 @@ class TorchGuard(Guard):
             handle.remove()
 
     def _module_count(self) -> int | None:
-        return len(self._hooked)
+        # Counted now, so that modules added while the guard was active count too.
+        return sum(1 for _ in self.model.modules())
 
     def _coverage_reasons(self) -> list[str]:
         reasons = []
