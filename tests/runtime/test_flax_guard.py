@@ -166,7 +166,7 @@ class TiedHead(nn.Module):
         embed = nn.Embed(10, 8, dtype=BF16, param_dtype=BF16, name="wte")
         h = embed(ids)
         kernel = self.variables["params"]["wte"]["embedding"].T
-        head = nn.Dense(10, use_bias=False, dtype=jnp.float32, param_dtype=BF16, name="lm_head")
+        head = nn.Dense(10, use_bias=False, dtype=jnp.float32, param_dtype=BF16, name="lm_head")  # noqa: DTL103 (a deliberate hazard)
         return head.apply({"params": {"kernel": kernel}}, h)
 
 
