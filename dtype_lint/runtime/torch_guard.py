@@ -33,8 +33,19 @@ def _tensors(obj: Any, tensor_type: type, field: str = "", depth: int = 0) -> It
                 yield from _tensors(item, tensor_type, f"{field}.{key}" if field else str(key), depth + 1)
 
 
+_NAMES: dict[Any, str] = {}
+
+
+def _name(dtype: Any) -> str:
+    """``dtype_name`` of a torch dtype, memoised: the slow path asks for it on every call."""
+    name = _NAMES.get(dtype)
+    if name is None:
+        name = _NAMES[dtype] = dtype_name(dtype)
+    return name
+
+
 def _floating(obj: Any, tensor_type: type) -> list[tuple[Any, str]]:
-    return [(t, dtype_name(t.dtype)) for _, t in _tensors(obj, tensor_type) if t.dtype.is_floating_point]
+    return [(t, _name(t.dtype)) for _, t in _tensors(obj, tensor_type) if t.dtype.is_floating_point]
 
 
 class TorchGuard(Guard):
@@ -49,15 +60,16 @@ class TorchGuard(Guard):
         self._handles = []
         modules = dict(self.model.named_modules())
         self._hooked = {id(module) for module in modules.values()}
+        # Parameters of the whole model are checked once per call of the model, before
+        # it runs (a wrong dtype often makes the forward itself fail, and the report
+        # should still be made): one loop there costs less than a pre-hook per module.
+        self._with_params = [(path or ROOT_PATH, module) for path, module in modules.items()
+                             if module._parameters]
         try:
             for path, module in modules.items():
                 parent = path.rpartition(".")[0]
                 parent_info = (parent or ROOT_PATH, type(modules[parent]).__name__)
                 path = path or ROOT_PATH
-                # Parameters are checked before the call: a wrong dtype often makes
-                # the forward itself fail, and the report should still be made.
-                if module._parameters:
-                    self._handles.append(module.register_forward_pre_hook(self._make_pre_hook(path)))
                 if module is self.model:
                     self._handles.append(module.register_forward_pre_hook(self._root_pre_hook))
                     hook = self._make_root_hook(path)
@@ -94,19 +106,6 @@ class TorchGuard(Guard):
                            "the submodules")
         return reasons
 
-    def _make_pre_hook(self, path: str):
-        params_dtype = self._params_dtype
-        check_params = self._check_params
-
-        def pre_hook(module, args):
-            __tracebackhide__ = True
-            for param in module._parameters.values():
-                if param is not None and param.dtype is not params_dtype and param.dtype.is_floating_point:
-                    check_params(module, path)
-                    break
-
-        return pre_hook
-
     def _make_hook(self, path: str, module: Any, parent: tuple[str, str]):
         tensor_type = self._torch.Tensor
         compute_dtype = self._compute_dtype
@@ -114,14 +113,14 @@ class TorchGuard(Guard):
         # Under an autocast policy, float32 out of a module autocast does not lower is
         # what autocast produces whenever a float32 tensor went in: decided inline too.
         float32_passes = self.policy.autocast and not autocast.is_lowered(type(module).__name__)
-        seen = self._seen
+        seen = self._seen.add
         check = self._check_activation
         pending = self._pending
         resolve = self._resolve
 
         def hook(module, args, kwargs, output):
             __tracebackhide__ = True
-            seen.add(path)
+            seen(path)
             if pending and path in pending:
                 resolve(module, path, args, kwargs)
             # The common case is a single tensor in the compute dtype: decide it inline.
@@ -133,12 +132,22 @@ class TorchGuard(Guard):
                     for arg in args:
                         if isinstance(arg, tensor_type) and arg.dtype is float32:
                             return
+                    for arg in kwargs.values():
+                        if isinstance(arg, tensor_type) and arg.dtype is float32:
+                            return
             check(module, path, parent, args, kwargs, output)
 
         return hook
 
     def _root_pre_hook(self, module, args) -> None:
+        __tracebackhide__ = True
         self.entry_ids = {id(t) for t, _ in _floating(args, self._torch.Tensor)}
+        params_dtype = self._params_dtype
+        for path, owner in self._with_params:
+            for param in owner._parameters.values():
+                if param is not None and param.dtype is not params_dtype and param.dtype.is_floating_point:
+                    self._check_params(owner, path)
+                    break
 
     def _make_root_hook(self, path: str):
         seen = self._seen
@@ -164,29 +173,32 @@ class TorchGuard(Guard):
         for name, param in module._parameters.items():
             if param is None or not param.dtype.is_floating_point or param.dtype is self._params_dtype:
                 continue
-            wrong.setdefault(dtype_name(param.dtype), []).append(name)
+            wrong.setdefault(_name(param.dtype), []).append(name)
         for actual, names in wrong.items():
             self.report("DTL391", path, param_message(names, actual, self.policy.params), module)
 
     def _check_activation(self, module, path: str, parent: tuple[str, str], args, kwargs, output) -> None:
         __tracebackhide__ = True
         tensor_type = self._torch.Tensor
-        outputs = _floating(output, tensor_type)
-        if not outputs:
+        compute_dtype = self._compute_dtype
+        # Tuples and dicts of tensors in the compute dtype are the next most common case.
+        tensors = [t for _, t in _tensors(output, tensor_type) if t.dtype.is_floating_point]
+        if all(t.dtype is compute_dtype for t in tensors):
             return
-        device_type = outputs[0][0].device.type
+        outputs = [(t, _name(t.dtype)) for t in tensors]
+        device_type = tensors[0].device.type
         self.check_activation(
             module, path, outputs, _floating((args, kwargs), tensor_type),
-            lambda: {dtype_name(p.dtype) for p in module.parameters() if p.dtype.is_floating_point},
+            lambda: {_name(p.dtype) for p in module.parameters() if p.dtype.is_floating_point},
             parent, device_type,
         )
 
     def _check_root_output(self, path: str, args, kwargs, output) -> None:
         __tracebackhide__ = True
         tensor_type = self._torch.Tensor
-        outputs = [(field, dtype_name(t.dtype)) for field, t in _tensors(output, tensor_type)
+        outputs = [(field, _name(t.dtype)) for field, t in _tensors(output, tensor_type)
                    if t.dtype.is_floating_point]
         if not outputs:
             return
         inputs = {name for _, name in _floating((args, kwargs), tensor_type)}
-        self.report_output(path, outputs, inputs, dtype_name(self._torch.get_default_dtype()))
+        self.report_output(path, outputs, inputs, _name(self._torch.get_default_dtype()))
