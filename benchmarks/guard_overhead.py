@@ -206,8 +206,15 @@ MODES = {"fp32": "float32", "autocast": "autocast_bfloat16", "bf16": "bfloat16"}
 
 
 def model_table(torch, guard, repeats: int) -> None:
-    """guarded / unguarded per model and mode, and the cost per module call."""
+    """guarded / unguarded per model and mode, and the cost per module call.
 
+    Timed on one torch thread with the thread's CPU clock, so that other processes
+    competing for the cores (a shared machine) stretch neither variant's time.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, 1 thread, CPU time of the calling thread; "
+          f"median of {repeats} interleaved guarded/unguarded forward passes")
     print(f"{'model':<12} {'mode':<9} {'unguarded ms':>12} {'guarded ms':>10} {'ratio':>6} "
           f"{'calls':>6} {'us/call':>7} {'findings':>8}")
     for name, (model, inputs) in third_party_models(torch).items():
