@@ -123,8 +123,18 @@ class TorchGuard(Guard):
             seen(path)
             if pending and path in pending:
                 resolve(module, path, args, kwargs)
-            # The common case is a single tensor in the compute dtype: decide it inline.
-            if isinstance(output, tensor_type):
+            # The common cases, a tensor or a flat tuple of them in the compute dtype
+            # (Hugging Face layers return tuples), are decided inline.
+            if type(output) is tuple:
+                for item in output:
+                    if isinstance(item, tensor_type) and item.dtype is not compute_dtype \
+                            and item.dtype.is_floating_point:
+                        break
+                    if isinstance(item, (tuple, list, dict)):
+                        break
+                else:
+                    return
+            elif isinstance(output, tensor_type):
                 dtype = output.dtype
                 if dtype is compute_dtype or not dtype.is_floating_point:
                     return
@@ -156,8 +166,9 @@ class TorchGuard(Guard):
         def hook(module, args, kwargs, output):
             __tracebackhide__ = True
             seen.add(path)
-            self.resolve_pending(path, _floating((args, kwargs), self._torch.Tensor), module)
-            self.flush_pending()
+            if self._pending:
+                self.resolve_pending(path, _floating((args, kwargs), self._torch.Tensor), module)
+                self.flush_pending()
             self.entry_ids = set()
             check(path, args, kwargs, output)
 
