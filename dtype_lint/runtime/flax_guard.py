@@ -38,7 +38,7 @@ def _floating(tree: Any) -> list[tuple[Any, str]]:
 
 
 def _field(keypath: tuple) -> str:
-    parts = []
+    parts: list[str] = []
     for entry in keypath:
         for attr in ("key", "name"):
             if hasattr(entry, attr):

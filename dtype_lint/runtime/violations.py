@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import warnings
+from types import FrameType
 
 from dtype_lint.runtime.codes import get_check
 
@@ -31,7 +32,7 @@ def _internal(filename: str) -> bool:
 
 def user_stacklevel() -> int:
     """The ``stacklevel`` for ``warnings.warn`` called by our caller that names the user's frame."""
-    frame = sys._getframe(2)  # the caller of the function that calls this one
+    frame: FrameType | None = sys._getframe(2)  # the caller of the function that calls this one
     level = 2
     while frame is not None and _internal(frame.f_code.co_filename):
         frame = frame.f_back
