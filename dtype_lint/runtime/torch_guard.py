@@ -1,7 +1,8 @@
-"""The torch side of :func:`~dtype_lint.runtime.guard`: per-module forward hooks.
+"""The torch side of :func:`~dtype_lint.runtime.guard`: a check after every module call.
 
-Hooks are registered on every submodule on enter and removed on exit, so that a
-model that is not guarded runs torch's hook-free fast path and pays nothing. A hook
+Every submodule's ``forward`` is wrapped on enter and restored on exit (see
+``TorchGuard._watch``), so that a model that is not guarded runs exactly as before
+and pays nothing. A check
 only compares ``tensor.dtype`` objects (no sync, no allocation) unless something is
 off; the slower analysis that builds the message runs only then, once per distinct
 finding. Frames here set ``__tracebackhide__`` so that pytest shows a violation at
@@ -10,6 +11,7 @@ the user's model code.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -33,6 +35,7 @@ def _tensors(obj: Any, tensor_type: type, field: str = "", depth: int = 0) -> It
                 yield from _tensors(item, tensor_type, f"{field}.{key}" if field else str(key), depth + 1)
 
 
+_ABSENT = object()
 _NAMES: dict[Any, str] = {}
 
 
@@ -58,11 +61,13 @@ class TorchGuard(Guard):
         self._params_dtype = torch_dtype(self.policy.params)
         self._compute_dtype = torch_dtype(self.policy.compute)
         self._handles = []
+        self._wrapped: list[tuple[Any, Any, Any]] = []
+        self._live = [True]
         modules = dict(self.model.named_modules())
         self._hooked = {id(module) for module in modules.values()}
         # Parameters of the whole model are checked once per call of the model, before
         # it runs (a wrong dtype often makes the forward itself fail, and the report
-        # should still be made): one loop there costs less than a pre-hook per module.
+        # should still be made): one loop there costs less than a check per module.
         self._with_params = [(path or ROOT_PATH, module) for path, module in modules.items()
                              if module._parameters]
         try:
@@ -71,19 +76,60 @@ class TorchGuard(Guard):
                 parent_info = (parent or ROOT_PATH, type(modules[parent]).__name__)
                 path = path or ROOT_PATH
                 if module is self.model:
-                    self._handles.append(module.register_forward_pre_hook(self._root_pre_hook))
-                    hook = self._make_root_hook(path)
+                    self._watch(module, self._make_root_hook(path), self._root_pre_hook)
                 else:
-                    hook = self._make_hook(path, module, parent_info)
-                self._handles.append(module.register_forward_hook(hook, with_kwargs=True))
+                    self._watch(module, self._make_hook(path, module, parent_info))
         except BaseException:
             self._uninstall()
             raise
+
+    def _watch(self, module, hook, pre_hook=None) -> None:
+        """Run ``hook(module, args, kwargs, output)`` after each call of ``module``.
+
+        The module's ``forward`` is wrapped on the instance rather than hooked: torch
+        runs a module with hooks through a slower path that costs several times what
+        the checks themselves do. ``functools.wraps`` keeps the signature that
+        libraries inspect (Hugging Face's ``generate`` does). Modules whose ``forward``
+        cannot be set (TorchScript) get forward hooks instead.
+        """
+        inner = module.forward
+        previous = module.__dict__.get("forward", _ABSENT)
+        live = self._live
+
+        @functools.wraps(inner)
+        def forward(*args, **kwargs):
+            __tracebackhide__ = True
+            if not live[0]:  # closed, but other code wrapped forward over this one
+                return inner(*args, **kwargs)
+            if pre_hook is not None:
+                pre_hook(module, args)
+            output = inner(*args, **kwargs)
+            hook(module, args, kwargs, output)
+            return output
+
+        try:
+            object.__setattr__(module, "forward", forward)
+        except (AttributeError, TypeError, RuntimeError):
+            if pre_hook is not None:
+                self._handles.append(module.register_forward_pre_hook(pre_hook))
+            self._handles.append(module.register_forward_hook(hook, with_kwargs=True))
+            return
+        self._wrapped.append((module, forward, previous))
 
     def _uninstall(self) -> None:
         handles, self._handles = self._handles, []
         for handle in handles:
             handle.remove()
+        wrapped, self._wrapped = self._wrapped, []
+        self._live[0] = False
+        self._live = [True]
+        for module, forward, previous in wrapped:
+            if module.__dict__.get("forward") is not forward:
+                continue  # wrapped again by other code since: ours stays a pass-through
+            if previous is _ABSENT:
+                del module.__dict__["forward"]
+            else:
+                module.__dict__["forward"] = previous
 
     def _module_count(self) -> int | None:
         # Counted now, so that modules added while the guard was active count too.
@@ -97,8 +143,8 @@ class TorchGuard(Guard):
                            f"not watched ({', '.join(added[:3])}{', ...' if len(added) > 3 else ''})")
         dynamo = sys.modules.get("torch._dynamo")
         if dynamo is not None or getattr(self.model, "_compiled_call_impl", None) is not None:
-            reasons.append("the model was torch.compile'd before the guard: compiled code does not run "
-                           "hooks added later (enter the guard before compiling, or call the eager model)")
+            reasons.append("the model was torch.compile'd and its compiled graph skipped the guard's "
+                           "wrappers (enter the guard before compiling, or call the eager model)")
         if not self._seen:
             reasons.append("the model was not called while the guard was active")
         else:

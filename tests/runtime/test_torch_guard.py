@@ -45,7 +45,8 @@ def _codes(g):
 
 
 def _nothing_installed(model):
-    return (all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+    return (all(not m._forward_hooks and not m._forward_pre_hooks and "forward" not in m.__dict__
+                for m in model.modules())
             and not torch_module._global_forward_hooks and not torch_module._global_forward_pre_hooks)
 
 
@@ -240,3 +241,25 @@ def test_transformer_encoder_paths():
         with pytest.raises(RuntimeError):
             model(torch.randn(2, 3, 8))
     assert {v.module_path for v in g.violations if v.code == "DTL391"} == {"layers.1.linear1"}
+
+
+def test_wrapped_forward_keeps_its_signature_and_other_wrappers_survive_close():
+    import inspect
+
+    model = Block()
+    signature = inspect.signature(model.forward)
+    with pytest.warns(DTypeGuardWarning, match="checked no module call"):
+        with guard(model, "float32", on_violation="record") as g:
+            assert inspect.signature(model.forward) == signature
+            guarded = model.forward
+
+            def outer(*args, **kwargs):  # another library wraps forward while the guard is active
+                return guarded(*args, **kwargs)
+
+            model.forward = outer
+    # The guard cannot unwrap under the other wrapper: it leaves itself as a pass-through.
+    assert model.forward is outer
+    model(torch.randn(2, 8))
+    assert g.violations == [] and g.modules_checked == 0
+    del model.forward
+    assert _nothing_installed(model)
