@@ -242,6 +242,14 @@ class TorchGuard(Guard):
         tensors = [t for _, t in _tensors(output, tensor_type) if t.dtype.is_floating_point]
         if all(t.dtype is compute_dtype for t in tensors):
             return
+        # Under an autocast policy, compute and float32 outputs of a module autocast does
+        # not lower are fine as soon as one direct input is float32: no deeper walk.
+        float32 = self._torch.float32
+        if self.policy.autocast and not autocast.is_lowered(type(module).__name__) \
+                and all(t.dtype is compute_dtype or t.dtype is float32 for t in tensors):
+            for arg in (*args, *kwargs.values()):
+                if isinstance(arg, tensor_type) and arg.dtype is float32:
+                    return
         outputs = [(t, _name(t.dtype)) for t in tensors]
         device_type = tensors[0].device.type
         self.check_activation(
