@@ -60,7 +60,7 @@ class TorchGuard(Guard):
         self._torch = torch
         self._params_dtype = torch_dtype(self.policy.params)
         self._compute_dtype = torch_dtype(self.policy.compute)
-        self._handles = []
+        self._handles: list[Any] = []
         self._wrapped: list[tuple[Any, Any, Any]] = []
         self._live = [True]
         modules = dict(self.model.named_modules())
