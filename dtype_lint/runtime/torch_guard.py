@@ -107,6 +107,8 @@ class TorchGuard(Guard):
             hook(module, args, kwargs, output)
             return output
 
+        # Read by a guard that closes later and finds this wrapper, closed, below it.
+        forward.dtype_lint_guard = (live, previous)  # type: ignore[attr-defined]
         try:
             object.__setattr__(module, "forward", forward)
         except (AttributeError, TypeError, RuntimeError):
@@ -126,6 +128,9 @@ class TorchGuard(Guard):
         for module, forward, previous in wrapped:
             if module.__dict__.get("forward") is not forward:
                 continue  # wrapped again by other code since: ours stays a pass-through
+            # Guards closed out of order left their wrappers below this one: skip them.
+            while getattr(previous, "dtype_lint_guard", (None,))[0] == [False]:
+                previous = previous.dtype_lint_guard[1]
             if previous is _ABSENT:
                 del module.__dict__["forward"]
             else:

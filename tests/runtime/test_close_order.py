@@ -50,7 +50,7 @@ def test_any_close_order_leaves_no_interceptor_or_hook(order):
             model(torch.ones(2, 4, dtype=torch.bfloat16))
         guards[index].close()
     assert len(flax_module._global_interceptor_stack) == 0
-    assert all(not m._forward_hooks and not m._forward_pre_hooks
+    assert all(not m._forward_hooks and not m._forward_pre_hooks and "forward" not in m.__dict__
                for model in torch_models for m in model.modules())
     assert not torch_module._global_forward_hooks
     # Each guard saw its own model only, on every call made while it was open.
@@ -60,3 +60,18 @@ def test_any_close_order_leaves_no_interceptor_or_hook(order):
         assert all(v.count == calls for v in g.violations if v.code != "DTL193"), (position, g.violations)
     assert {v.module_path for v in guards[0].violations} == {"LayerNorm_0"}
     assert {v.code for v in guards[2].violations} == {"DTL391", "DTL191", "DTL193"}
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_two_guards_on_one_torch_model_close_in_either_order(first):
+    model = _torch_model()
+    guards = [guard(model, "float32", on_violation="record") for _ in range(2)]
+    for g in guards:
+        g.__enter__()
+    model(torch.ones(2, 4, dtype=torch.bfloat16))
+    guards[first].close()
+    model(torch.ones(2, 4, dtype=torch.bfloat16))
+    guards[1 - first].close()
+    assert all("forward" not in m.__dict__ for m in model.modules())
+    assert [v.count for v in guards[first].violations if v.code == "DTL391"] == [1, 1]
+    assert [v.count for v in guards[1 - first].violations if v.code == "DTL391"] == [2, 2]
