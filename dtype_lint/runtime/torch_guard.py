@@ -174,28 +174,45 @@ class TorchGuard(Guard):
             seen(path)
             if pending and path in pending:
                 resolve(module, path, args, kwargs)
-            # The common cases, a tensor or a flat tuple of them in the compute dtype
-            # (Hugging Face layers return tuples), are decided inline.
-            if type(output) is tuple:
-                for item in output:
-                    if isinstance(item, tensor_type) and item.dtype is not compute_dtype \
-                            and item.dtype.is_floating_point:
+            # The common cases, a tensor or a flat tuple of them (Hugging Face layers
+            # return tuples) in the compute dtype, are decided inline; so is float32 that
+            # autocast produced from a float32 direct input.
+            if isinstance(output, tensor_type):
+                if output.dtype is compute_dtype:
+                    return
+                items: Any = (output,)
+            elif type(output) is tuple:
+                items = output
+            else:
+                items = None
+            if items is not None:
+                carried = False
+                for item in items:
+                    if isinstance(item, tensor_type):
+                        dtype = item.dtype
+                        if dtype is compute_dtype or not dtype.is_floating_point:
+                            continue
+                        if dtype is float32 and float32_passes:
+                            carried = True
+                            continue
                         break
                     if isinstance(item, (tuple, list, dict)):
                         break
                 else:
-                    return
-            elif isinstance(output, tensor_type):
-                dtype = output.dtype
-                if dtype is compute_dtype or not dtype.is_floating_point:
-                    return
-                if dtype is float32 and float32_passes:
-                    for arg in args:
-                        if isinstance(arg, tensor_type) and arg.dtype is float32:
-                            return
-                    for arg in kwargs.values():
-                        if isinstance(arg, tensor_type) and arg.dtype is float32:
-                            return
+                    if not carried:
+                        return
+                    # Fine unless every floating input is narrower (a widening): decided
+                    # here when the direct inputs show it, else by the full check.
+                    undecided = False
+                    for arg in (*args, *kwargs.values()):
+                        if isinstance(arg, tensor_type):
+                            if arg.dtype is float32:
+                                return
+                            undecided = undecided or arg.dtype.is_floating_point
+                        elif isinstance(arg, (tuple, list, dict)):
+                            undecided = True
+                    if not undecided:
+                        return
             check(module, path, parent, args, kwargs, output)
 
         return hook
