@@ -234,10 +234,10 @@ class TorchGuard(Guard):
         def hook(module, args, kwargs, output):
             __tracebackhide__ = True
             seen.add(path)
+            self.entry_ids = set()
             if self._pending:
                 self.resolve_pending(path, _floating((args, kwargs), self._torch.Tensor), module)
                 self.flush_pending()
-            self.entry_ids = set()
             check(path, args, kwargs, output)
 
         return hook

@@ -144,3 +144,12 @@ def test_violations_count_calls():
             for _ in range(3):
                 model(torch.randn(2, 3, 8, 8))
     assert [v.count for v in g.violations] == [3, 3]
+
+
+def test_raise_mode_raises_the_root_cause_and_leaves_nothing_installed():
+    model = TinyViT()
+    with pytest.raises(DTypeViolationError, match=r"DTL191 \(root\): float32 activations made by TinyViT's own code"):
+        with guard(model, "mixed_bfloat16"):
+            with torch.autocast("cpu", dtype=BF16):
+                model(torch.randn(2, 3, 8, 8))
+    assert all("forward" not in m.__dict__ for m in model.modules())
