@@ -3,8 +3,13 @@
 Prints the device report, then for every torch and JAX device: the measured matmul
 precision under each precision setting (TF32 on/off, autocast, JAX default matmul
 precision), and runs the guard, the tree check and the pickling check on a small
-model placed on that device. Each step prints PASS/FAIL with its numbers; the exit
-status is the number of failed steps. Meant to finish well under 5 minutes.
+model placed on that device. On each CUDA device it also sets TF32 on and off through
+both torch APIs (``allow_tf32`` and ``fp32_precision``) and checks what
+``matmul_precision`` measures, and runs the benchmark's third-party models (timm
+resnet18 and vit_tiny, tiny Hugging Face Bert and Llama, where installed) under CUDA
+autocast bf16 and fp16 with the autocast presets (expected: no finding) and times the
+guard's overhead there. Each step prints PASS/FAIL with its numbers; the exit status
+is the number of failed steps. Meant to finish well under 5 minutes.
 
 Run: ``python scripts/device_check.py``.
 """
@@ -12,10 +17,13 @@ Run: ``python scripts/device_check.py``.
 from __future__ import annotations
 
 import importlib.util
+import statistics
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 from dtype_lint.runtime import (
     assert_tree_dtypes,
@@ -100,6 +108,82 @@ def torch_checks() -> None:
         return str(problems[0])
 
     step("torch check_picklable", pickling)
+    for index in range(torch.cuda.device_count()):
+        cuda_checks(torch, f"cuda:{index}")
+
+
+def _tf32_bits(torch, device: str, api: str, on: bool) -> int:
+    matmul = torch.backends.cuda.matmul
+    if api == "allow_tf32":
+        previous = matmul.allow_tf32
+        matmul.allow_tf32 = on
+    else:
+        previous = matmul.fp32_precision
+        matmul.fp32_precision = "tf32" if on else "ieee"
+    try:
+        return matmul_precision("float32", "torch", device).input_bits
+    finally:
+        setattr(matmul, api, previous)
+
+
+def cuda_checks(torch, device: str) -> None:
+    major, _ = torch.cuda.get_device_capability(device)
+
+    def tf32() -> str:
+        lines = []
+        for api in ("allow_tf32", "fp32_precision"):
+            if not hasattr(torch.backends.cuda.matmul, api):
+                lines.append(f"{api}: not in this torch")
+                continue
+            on, off = _tf32_bits(torch, device, api, True), _tf32_bits(torch, device, api, False)
+            assert off == 23, (api, off)
+            # TF32 exists from Ampere (compute capability 8) on; before, the flag does nothing.
+            assert on == (10 if major >= 8 else 23), (api, on)
+            lines.append(f"{api}: on {on} bits, off {off} bits")
+        return "; ".join(lines)
+
+    step(f"torch {device} TF32 through both APIs", tf32)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import guard_overhead
+
+    models = guard_overhead.third_party_models(torch)
+    for name, (model, inputs) in models.items():
+        model = model.to(device)
+        inputs = tuple(t.to(device) for t in inputs)
+        for dtype in ("bfloat16", "float16"):
+            def autocast_run(model=model, inputs=inputs, dtype=dtype) -> str:
+                with guard(model, f"autocast_{dtype}", on_violation="record") as g:
+                    with torch.no_grad(), torch.autocast("cuda", dtype=getattr(torch, dtype)):
+                        model(*inputs)
+                assert g.violations == [], [str(v) for v in g.violations]
+                return f"{g.modules_checked} modules checked, no finding"
+
+            step(f"torch {device} {name} autocast {dtype}", autocast_run)
+
+        def overhead(model=model, inputs=inputs) -> str:
+            def call():
+                with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                    model(*inputs)
+                torch.cuda.synchronize(device)
+
+            call()
+            active = guard(model, "autocast_bfloat16", on_violation="record")
+            samples: dict[str, list[float]] = {"off": [], "on": []}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for repeat in range(30):
+                    for variant in ("off", "on") if repeat % 2 == 0 else ("on", "off"):
+                        if variant == "on":
+                            active.__enter__()
+                        start = time.perf_counter()
+                        call()
+                        samples[variant].append(time.perf_counter() - start)
+                        if variant == "on":
+                            active.close()
+            off, on = statistics.median(samples["off"]), statistics.median(samples["on"])
+            return f"unguarded {off * 1e3:.2f} ms, guarded {on * 1e3:.2f} ms, ratio {on / off:.3f}"
+
+        step(f"torch {device} {name} guard overhead (autocast bf16)", overhead)
 
 
 def jax_checks() -> None:

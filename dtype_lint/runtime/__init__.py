@@ -18,13 +18,14 @@ from dtype_lint.runtime.picklable import (
     check_picklable,
 )
 from dtype_lint.runtime.policy import Policy
-from dtype_lint.runtime.probe import MatmulPrecision, matmul_precision
+from dtype_lint.runtime.probe import DeviceUnavailableError, MatmulPrecision, matmul_precision
 from dtype_lint.runtime.tree import TreeDTypeError, TreeMismatch, assert_tree_dtypes, check_tree
 from dtype_lint.runtime.violations import DTypeGuardWarning, DTypeViolationError, Violation
 
 __all__ = [
     "RUNTIME_CHECKS",
     "DTypeGuardWarning",
+    "DeviceUnavailableError",
     "DTypeViolationError",
     "Guard",
     "MatmulPrecision",

@@ -50,8 +50,11 @@ RUNTIME_CHECKS: tuple[RuleDoc, ...] = (
             Only module outputs are checked, not tensors created and consumed inside one
             `forward`/`__call__`. The outermost call's outputs are checked against
             `policy.output` (DTL193) instead. When a module's output is a silent widening
-            (DTL192) only DTL192 is reported for it. Under `jax.jit` the check runs at
-            trace time, so a cached compiled function is not re-checked.
+            (DTL192) only DTL192 is reported for it. Only root causes are reported: a
+            module that passes on a dtype its inputs already carried is counted under the
+            finding that produced it. Under an autocast policy, float32 is accepted where
+            autocast produces it. Under `jax.jit` the check runs at trace time, so a
+            cached compiled function is not re-checked.
         """,
         kind="runtime",
     ),
@@ -188,9 +191,11 @@ RUNTIME_CHECKS: tuple[RuleDoc, ...] = (
         """,
         fix_safety=_FIX_SAFETY,
         known_limits="""
-            Non-floating leaves are skipped. A guard checks the direct parameters of each
-            module as it is called, so parameters of modules that are never called are
-            only seen by `check_tree`.
+            Non-floating leaves are skipped. A torch guard checks the parameters of the
+            whole model at each call of the model (not when a submodule is called on its
+            own); a Flax guard checks the direct parameters of each module as it is
+            called, so there parameters of modules that are never called are only seen by
+            `check_tree`.
         """,
         kind="runtime",
     ),
@@ -251,7 +256,9 @@ RUNTIME_CHECKS: tuple[RuleDoc, ...] = (
         fix_safety=_FIX_SAFETY,
         known_limits="""
             Only modules that have both `param_dtype` and `dtype` attributes are checked.
-            Under `jax.jit` the check runs at trace time.
+            A recast to the module's own `dtype` (Hugging Face's `to_bf16` on a model
+            configured in bf16) is not reported: the module computes in that dtype either
+            way. Under `jax.jit` the check runs at trace time.
         """,
         kind="runtime",
     ),

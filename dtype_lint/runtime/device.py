@@ -69,7 +69,9 @@ def _measure(framework: str, device: str) -> dict[str, Any]:
         try:
             result = matmul_precision(dtype, framework=framework, device=device)
             measured[dtype] = {"input_bits": result.input_bits,
-                               "accumulator_bits": result.accumulator_bits}
+                               "accumulator_bits": result.accumulator_bits,
+                               "probe_ms": round(result.seconds * 1e3, 1),
+                               "compile_ms": round(result.compile_seconds * 1e3, 1)}
         except Exception as exc:
             measured[dtype] = {"error": f"{type(exc).__name__}: {exc}"}
     return measured
@@ -95,6 +97,9 @@ def _torch_settings(torch: Any) -> dict[str, Any]:
         if not (isinstance(value, str) and value.startswith("error: AttributeError")):
             settings[name] = value
     return settings
+
+
+_GPU_SETTINGS = ("torch.backends.cuda.", "torch.backends.cudnn.")
 
 
 def _torch_cuda_native(torch: Any, index: int) -> dict[str, Any]:
@@ -134,8 +139,11 @@ def _torch_report() -> dict[str, Any]:
                 "native": _torch_cuda_native(torch, index),
                 "matmul": _measure("torch", f"cuda:{index}"),
             })
-    return {"available": True, "version": torch.__version__,
-            "settings": _torch_settings(torch), "devices": devices}
+    # Settings of the CUDA and cuDNN backends change nothing in a build without them.
+    cpu_only = torch.version.cuda is None and torch.version.hip is None
+    inert = [key for key in _torch_settings(torch) if cpu_only and key.startswith(_GPU_SETTINGS)]
+    return {"available": True, "version": torch.__version__, "cpu_only_build": cpu_only,
+            "settings": _torch_settings(torch), "inert_settings": inert, "devices": devices}
 
 
 def _jax_native(device: Any) -> dict[str, Any]:
@@ -208,13 +216,17 @@ def format_report(report: dict[str, Any]) -> str:
             lines.append(f"{framework}: absent ({info.get('reason')})")
             lines.append("")
             continue
-        lines.append(f"{framework} {info['version']}")
+        lines.append(f"{framework} {info['version']}"
+                     + (" (CPU-only build)" if info.get("cpu_only_build") else ""))
+        inert = set(info.get("inert_settings", ()))
         for key, value in info["settings"].items():
-            lines.append(f"  {key} = {value}")
+            lines.append(f"  {key} = {value}" + ("  (no effect: CPU-only build)" if key in inert else ""))
         for device in info["devices"]:
             capability = device.get("compute_capability")
+            cpu_capability = device.get("cpu_capability")
             lines.append(f"  [{device['device']}] {device['name']}"
-                         + (f" (compute capability {capability})" if capability else ""))
+                         + (f" (compute capability {capability})" if capability else "")
+                         + (f" (CPU capability {cpu_capability})" if cpu_capability else ""))
             native = ", ".join(
                 f"{dtype} {'yes' if ok else 'no' if ok is False else 'unknown'}"
                 for dtype, ok in device["native"].items()
@@ -224,7 +236,10 @@ def format_report(report: dict[str, Any]) -> str:
                 if "error" in measured:
                     lines.append(f"    {dtype} matmul: probe failed: {measured['error']}")
                 else:
+                    timing = f"probe {measured['probe_ms']:.0f} ms"
+                    if measured["compile_ms"]:
+                        timing += f", one-time compile {measured['compile_ms']:.0f} ms"
                     lines.append(f"    {dtype} matmul: input {measured['input_bits']} bits, "
-                                 f"accumulator {measured['accumulator_bits']} bits")
+                                 f"accumulator {measured['accumulator_bits']} bits ({timing})")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -15,16 +15,23 @@ from dtype_lint.runtime.dtypes import dtype_name, is_floating
 OUTPUT_MODES = ("input", "default", "compute")
 
 _KEYS = {"p": "params", "params": "params", "c": "compute", "compute": "compute",
-         "o": "output", "output": "output"}
+         "o": "output", "output": "output", "autocast": "autocast"}
 
 # Mixed presets keep jmp's convention of float32 outputs (the loss sees float32).
+# Autocast presets describe what torch.autocast does: float32 params, outputs as
+# computed, and float32 accepted wherever autocast itself keeps or produces it.
 PRESETS = {
     "float32": ("float32", "float32", "float32"),
     "bfloat16": ("bfloat16", "bfloat16", "bfloat16"),
     "float16": ("float16", "float16", "float16"),
     "mixed_bfloat16": ("float32", "bfloat16", "float32"),
     "mixed_float16": ("float32", "float16", "float32"),
+    "autocast_bfloat16": ("float32", "bfloat16", "compute", True),
+    "autocast_float16": ("float32", "float16", "compute", True),
 }
+
+_ON = {"on": True, "true": True, "1": True, "yes": True,
+       "off": False, "false": False, "0": False, "no": False}
 
 
 def _floating_name(value: object, field: str) -> str:
@@ -43,11 +50,14 @@ class Policy:
 
     Dtypes may be given as torch/NumPy/JAX dtypes or names; they are kept as canonical
     names. ``output`` may also be ``"input"``, ``"default"`` or ``"compute"``.
+    ``autocast=True`` accepts float32 activations and outputs wherever
+    ``torch.autocast`` itself keeps float32 (see :mod:`~dtype_lint.runtime.autocast`).
     """
 
     params: str = "float32"
     compute: str = "float32"
     output: str = "float32"
+    autocast: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _floating_name(self.params, "params"))
@@ -58,6 +68,7 @@ class Policy:
         else:
             output = _floating_name(output, "output")
         object.__setattr__(self, "output", output)
+        object.__setattr__(self, "autocast", bool(self.autocast))
 
     @classmethod
     def parse(cls, text: str) -> Policy:
@@ -70,7 +81,7 @@ class Policy:
         stripped = text.strip()
         preset = PRESETS.get(stripped.lower())
         if preset is not None:
-            return cls(*preset)
+            return cls(*preset)  # type: ignore[arg-type]
         if "=" not in stripped:
             # A bare dtype name means the whole policy is that dtype.
             name = _floating_name(stripped, f"policy {text!r}")
@@ -90,11 +101,14 @@ class Policy:
             if not value.strip():
                 raise ValueError(f"bad policy part {part.strip()!r}: empty dtype")
             values[field] = value.strip()
+        autocast = _ON.get(values.pop("autocast", "off").lower())
+        if autocast is None:
+            raise ValueError(f"bad policy {text!r}: autocast= takes on or off")
         params = values.get("params", "float32")  # noqa: DTL102 (jmp: unnamed parts default to float32)
         compute = values.get("compute", params)
-        output = values.get("output", params)
+        output = values.get("output", "compute" if autocast else params)
         try:
-            return cls(params, compute, output)
+            return cls(params, compute, output, autocast)
         except ValueError as exc:
             raise ValueError(f"bad policy {text!r}: {exc}") from None
 
@@ -121,5 +135,12 @@ class Policy:
             return next(iter(input_dtypes)) if input_dtypes else default
         return self.output
 
+    def accepts_output(self, name: str, expected: str) -> bool:
+        """Whether a floating output of the outermost call in dtype ``name`` is fine:
+        ``expected`` (from :meth:`expected_output`), or float32 under an autocast policy,
+        which leaves outputs as computed."""
+        return name == expected or (self.autocast and name == "float32")
+
     def __str__(self) -> str:
-        return f"params={self.params},compute={self.compute},output={self.output}"
+        text = f"params={self.params},compute={self.compute},output={self.output}"
+        return text + ",autocast=on" if self.autocast else text

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,22 @@ _ROW_ACC = 24
 _FAR = (5, 64, 127)
 
 
+class DeviceUnavailableError(RuntimeError):
+    """The device a probe was asked to run on is not present (or not in this build)."""
+
+
+def _check_torch_device(torch: Any, device: str) -> None:
+    kind, _, index = device.partition(":")
+    if kind != "cuda":
+        return
+    if not torch.cuda.is_available():
+        why = "this torch build is CPU-only" if torch.version.cuda is None and torch.version.hip is None \
+            else "no CUDA device is visible"
+        raise DeviceUnavailableError(f"torch has no device {device!r}: torch.cuda.is_available() is False ({why})")
+    if int(index or 0) >= torch.cuda.device_count():
+        raise DeviceUnavailableError(f"torch has no device {device!r}: {torch.cuda.device_count()} CUDA device(s)")
+
+
 @dataclasses.dataclass(frozen=True)
 class MatmulPrecision:
     """Measured bits of one matmul configuration (mantissa bits, without the implicit 1)."""
@@ -46,6 +63,10 @@ class MatmulPrecision:
     input_bits: int
     accumulator_bits: int
     setting: str
+    #: Seconds the probe took, excluding ``compile_seconds``: the one-time XLA compile
+    #: of the probe's matmul (JAX; 0 for torch, and for a program already compiled).
+    seconds: float = dataclasses.field(default=0.0, compare=False)
+    compile_seconds: float = dataclasses.field(default=0.0, compare=False)
 
     @property
     def effective_bits(self) -> int:
@@ -137,13 +158,16 @@ def _run_torch(dtype: str, device: str, rounding: Callable | None):
     if rounding is not None:
         a, b = rounding(a), rounding(b)
     c = torch.matmul(a, b)
-    return c.to(device="cpu", dtype=torch.float64).numpy()
+    return c.to(device="cpu", dtype=torch.float64).numpy(), 0.0
 
 
 def _jax_device(jax: Any, device: str):
     platform, _, index = device.partition(":")
     platform = {"cuda": "gpu", "rocm": "gpu"}.get(platform, platform)
-    return jax.devices(platform)[int(index or 0)]
+    try:
+        return jax.devices(platform)[int(index or 0)]
+    except (RuntimeError, IndexError) as exc:
+        raise DeviceUnavailableError(f"jax has no device {device!r}: {exc}") from None
 
 
 def _run_jax(dtype: str, device: str, rounding: Callable | None):
@@ -158,12 +182,25 @@ def _run_jax(dtype: str, device: str, rounding: Callable | None):
     b = jax.device_put(b64.astype(jax_dtype), target)
     if rounding is not None:
         a, b = rounding(a), rounding(b)
-    c = jnp.matmul(a, b)
+    # Compiled explicitly, once per dtype, device and precision setting, so that the
+    # compile (most of a first probe's time) is timed apart from the probe itself.
+    key = (dtype, device, _jax_setting(jax))
+    with _cache_lock:
+        compiled = _compiled.get(key)
+    compile_seconds = 0.0
+    if compiled is None:
+        start = time.perf_counter()
+        compiled = jax.jit(jnp.matmul).lower(a, b).compile()
+        compile_seconds = time.perf_counter() - start
+        with _cache_lock:
+            _compiled[key] = compiled
+    c = compiled(a, b)
     # Convert on the host: a device-side astype would compile a second XLA program.
-    return np.asarray(c).astype(np.float64)
+    return np.asarray(c).astype(np.float64), compile_seconds
 
 
 _cache: dict[tuple[str, str, str, str], MatmulPrecision] = {}
+_compiled: dict[tuple[str, str, str], Any] = {}
 _cache_lock = threading.Lock()
 
 
@@ -186,7 +223,8 @@ def matmul_precision(
     current autocast state, ``torch.set_float32_matmul_precision``, the TF32 flags
     and ``jax.default_matmul_precision`` all apply. ``input_rounding`` (a function
     applied to both framework arrays before the matmul) simulates an input format,
-    e.g. rounding float32 to TF32 by hand; results with it are not cached.
+    e.g. rounding float32 to TF32 by hand; results with it are not cached. A device
+    that is absent raises :class:`DeviceUnavailableError` naming it.
     """
     name = dtype_name(dtype)
     if name not in PROBE_DTYPES:
@@ -195,11 +233,13 @@ def matmul_precision(
     if framework == "torch":
         import torch
 
+        _check_torch_device(torch, device)
         setting = _torch_setting(torch, device)
         run = _run_torch
     elif framework == "jax":
         import jax
 
+        _jax_device(jax, device)
         setting = _jax_setting(jax)
         run = _run_jax
     else:
@@ -210,8 +250,11 @@ def matmul_precision(
             cached = _cache.get(key)
         if cached is not None:
             return cached
-    input_bits, acc_bits = read_probe(run(name, device, input_rounding), name)
-    result = MatmulPrecision(framework, device, name, input_bits, acc_bits, setting)
+    start = time.perf_counter()
+    product, compile_seconds = run(name, device, input_rounding)
+    input_bits, acc_bits = read_probe(product, name)
+    seconds = time.perf_counter() - start - compile_seconds
+    result = MatmulPrecision(framework, device, name, input_bits, acc_bits, setting, seconds, compile_seconds)
     if input_rounding is None:
         with _cache_lock:
             _cache[key] = result
@@ -222,3 +265,4 @@ def clear_cache() -> None:
     """Forget measured results (a new context is keyed separately; this is for tests)."""
     with _cache_lock:
         _cache.clear()
+        _compiled.clear()

@@ -2,29 +2,69 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+import sys
 import threading
 import warnings
+from types import FrameType
 
 from dtype_lint.runtime.codes import get_check
 
 ON_VIOLATION = ("raise", "warn", "record")
 
+# Frames in this package and in these frameworks are the guard's and the frameworks'
+# own machinery: a warning points at the first frame outside them, the user's call.
+_RUNTIME_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+_FRAMEWORKS = ("torch", "flax", "jax", "jaxlib", "transformers", "timm")
+
+
+def _internal(filename: str) -> bool:
+    if filename.startswith(_RUNTIME_DIR) or filename == contextlib.__file__:
+        return True
+    for name in _FRAMEWORKS:
+        paths = getattr(sys.modules.get(name), "__path__", None)
+        if paths and filename.startswith(os.path.join(paths[0], "")):
+            return True
+    return False
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` called by our caller that names the user's frame."""
+    frame: FrameType | None = sys._getframe(2)  # the caller of the function that calls this one
+    level = 2
+    while frame is not None and _internal(frame.f_code.co_filename):
+        frame = frame.f_back
+        level += 1
+    return level
+
 
 @dataclasses.dataclass(frozen=True)
 class Violation:
-    """One finding: a DTL code, where it happened (module or tree path) and what."""
+    """One finding: a DTL code, where it happened (module or tree path) and what.
+
+    ``count`` is how many calls reported it; ``downstream`` names the modules that
+    only passed its dtype on (they are counted here instead of being reported).
+    Neither takes part in equality, so one finding compares equal across calls.
+    """
 
     code: str
     module_path: str
     message: str
+    count: int = dataclasses.field(default=1, compare=False)
+    downstream: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def name(self) -> str:
         return get_check(self.code).name
 
     def __str__(self) -> str:
-        return f"{self.code} {self.module_path}: {self.message}"
+        text = f"{self.code} {self.module_path}: {self.message}"
+        if self.downstream:
+            n = len(self.downstream)
+            text += f" ... and {n} module{'s' if n > 1 else ''} downstream"
+        return text
 
 
 class DTypeViolationError(AssertionError):
@@ -41,7 +81,8 @@ class DTypeViolationError(AssertionError):
 
 
 class DTypeGuardWarning(UserWarning):
-    """Emitted once per distinct violation by a guard in ``"warn"`` mode."""
+    """Emitted once per distinct violation by a guard in ``"warn"`` mode, and when a
+    guard checked nothing (or far less than the model has)."""
 
 
 class Recorder:
@@ -57,22 +98,29 @@ class Recorder:
         self.on_violation = on_violation
         self._lock = threading.Lock()
         self._counts: dict[Violation, int] = {}
+        self._downstream: dict[Violation, dict[str, None]] = {}
 
-    def report(self, code: str, module_path: str, message: str) -> None:
+    def report(self, violation: Violation) -> None:
         __tracebackhide__ = True
-        violation = Violation(code, module_path, message)
         with self._lock:
             first = violation not in self._counts
             self._counts[violation] = self._counts.get(violation, 0) + 1
         if self.on_violation == "raise":
             raise DTypeViolationError([violation])
         if self.on_violation == "warn" and first:
-            warnings.warn(str(violation), DTypeGuardWarning, stacklevel=3)
+            warnings.warn(str(violation), DTypeGuardWarning, stacklevel=user_stacklevel())
+
+    def add_downstream(self, violation: Violation, module_path: str) -> None:
+        """Count ``module_path`` as passing on what ``violation`` reported (no new finding)."""
+        with self._lock:
+            if violation in self._counts:
+                self._downstream.setdefault(violation, {})[module_path] = None
 
     @property
     def violations(self) -> list[Violation]:
         with self._lock:
-            return list(self._counts)
+            return [dataclasses.replace(v, count=n, downstream=tuple(self._downstream.get(v, ())))
+                    for v, n in self._counts.items()]
 
     def count(self, violation: Violation) -> int:
         with self._lock:

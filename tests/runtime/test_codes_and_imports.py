@@ -50,3 +50,26 @@ def test_importing_dtype_lint_runtime_imports_no_framework():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_runtime_modules_form_no_import_cycle():
+    import ast
+
+    package = ROOT / "dtype_lint" / "runtime"
+    graph = {}
+    for path in package.glob("*.py"):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dtype_lint.runtime"):
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+                imported |= {n.rsplit(".", 1)[-1] for n in names if (package / f"{n.rsplit('.', 1)[-1]}.py").exists()
+                             and n.startswith("dtype_lint.runtime.")}
+        graph[path.stem] = imported - {path.stem}
+    # The framework guards build on session, never on the guard() factory that picks them.
+    assert "guard" not in graph["torch_guard"] | graph["flax_guard"] | graph["session"]
+
+    def reaches(start, target, seen=()):
+        return any(n == target or (n not in seen and reaches(n, target, (*seen, n))) for n in graph.get(start, ()))
+
+    cycles = [name for name in graph if name != "__init__" and reaches(name, name)]
+    assert cycles == []

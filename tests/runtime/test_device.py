@@ -22,7 +22,8 @@ def test_report_on_this_machine():
     assert "torch.backends.cuda.matmul.allow_tf32" in info["settings"]
     cpu = info["devices"][0]
     assert cpu["platform"] == "cpu" and cpu["native"]["float64"] is True
-    assert cpu["matmul"]["float32"] == {"input_bits": 23, "accumulator_bits": 23}
+    assert {k: cpu["matmul"]["float32"][k] for k in ("input_bits", "accumulator_bits")} == \
+        {"input_bits": 23, "accumulator_bits": 23}
     assert cpu["matmul"]["bfloat16"]["input_bits"] == 7
     cuda = [d for d in info["devices"] if d["platform"] in ("cuda", "rocm")]
     assert len(cuda) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
@@ -67,3 +68,19 @@ def test_cli_text_and_json(capsys):
     assert jax_cpu["platform"] == "cpu" and jax_cpu["matmul"]["float16"]["input_bits"] == 10
     with pytest.raises(SystemExit):
         main(["--bogus"])
+
+
+def test_text_marks_cpu_capability_and_settings_inert_in_a_cpu_only_build():
+    torch = pytest.importorskip("torch")
+    from dtype_lint.runtime import format_report
+
+    report = device_report(("torch",))
+    text = format_report(report)
+    assert f"(CPU capability {torch.backends.cpu.get_cpu_capability()})" in text
+    cpu = report["frameworks"]["torch"]["devices"][0]["matmul"]["float32"]
+    assert cpu["probe_ms"] >= 0 and cpu["compile_ms"] == 0
+    if torch.version.cuda is None and torch.version.hip is None:
+        assert "torch.backends.cuda.matmul.allow_tf32 = False  (no effect: CPU-only build)" in text
+        assert "torch.get_float32_matmul_precision() = highest\n" in text  # applies on the CPU too
+    else:
+        assert "no effect" not in text

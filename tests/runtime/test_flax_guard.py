@@ -2,7 +2,7 @@
 
 import pytest
 
-from dtype_lint.runtime import DTypeViolationError, guard
+from dtype_lint.runtime import DTypeGuardWarning, DTypeViolationError, guard
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -41,7 +41,7 @@ def test_layernorm_with_unset_dtype_widens_DTL191():
     with guard(model, "mixed_bfloat16", on_violation="record") as g:
         jax.jit(model.apply)(variables, X)
     assert _codes(g) == [("DTL191", "LayerNorm_0")]
-    assert g.violations[0].message == "LayerNorm returned float32 activations, policy.compute is bfloat16"
+    assert g.violations[0].message == "LayerNorm returned float32 activations from inputs bfloat16, policy.compute is bfloat16"
 
 
 def test_correct_model_is_silent():
@@ -132,8 +132,9 @@ def test_raise_under_jit_and_nothing_left_installed():
 def test_other_models_pass_through():
     watched, other = PlainDense(), F32Dense()
     recast = _bf16(other.init(jax.random.key(0), X))
-    with guard(watched, "bfloat16", on_violation="record") as g:
-        other.apply(recast, X)
+    with pytest.warns(DTypeGuardWarning, match="checked no module call"):
+        with guard(watched, "bfloat16", on_violation="record") as g:
+            other.apply(recast, X)
     assert g.violations == []
 
 
@@ -142,3 +143,83 @@ def test_init_is_checked_too():
     with guard(model, "mixed_bfloat16", on_violation="record") as g:
         model.init(jax.random.key(0), X)
     assert _codes(g) == [("DTL191", "LayerNorm_0")]
+
+
+def test_recast_to_the_modules_own_dtype_is_not_DTL393():
+    # Hugging Face's documented route: to_bf16(params) on a model configured with dtype=bf16.
+    model = NormBlock(norm_dtype=BF16)
+    recast = _bf16(model.init(jax.random.key(0), X))
+    with guard(model, "bfloat16", on_violation="record") as g:
+        model.apply(recast, X)
+    assert "DTL393" not in {v.code for v in g.violations}
+    # A recast away from the module's dtype still is.
+    with guard(F32Dense(), "bfloat16", on_violation="record") as g:
+        F32Dense().apply(_bf16(F32Dense().init(jax.random.key(0), X)), X)
+    assert ("DTL393", "Dense_0") in _codes(g)
+
+
+class TiedHead(nn.Module):
+    """A GPT-2 style tied head: the embedding's matrix applied through a nested .apply."""
+
+    @nn.compact
+    def __call__(self, ids):
+        embed = nn.Embed(10, 8, dtype=BF16, param_dtype=BF16, name="wte")
+        h = embed(ids)
+        kernel = self.variables["params"]["wte"]["embedding"].T
+        head = nn.Dense(10, use_bias=False, dtype=jnp.float32, param_dtype=BF16, name="lm_head")  # noqa: DTL103 (a deliberate hazard)
+        return head.apply({"params": {"kernel": kernel}}, h)
+
+
+def test_nested_apply_is_reported_under_its_own_name():
+    model = TiedHead()
+    ids = jnp.array([[1, 2, 3]])
+    variables = model.init(jax.random.key(0), ids)
+    with guard(model, "bfloat16", on_violation="record") as g:
+        model.apply(variables, ids)
+    assert ("DTL192", "lm_head") in _codes(g)
+    assert g.violations[0].message == "Dense returned float32 from inputs bfloat16 and params bfloat16"
+
+
+class Wrapper:
+    """The shape of a Hugging Face Flax model: the linen module in ``.module``, params outside."""
+
+    def __init__(self, module, params):
+        self.module = module
+        self.params = params
+
+    def __call__(self, x):
+        return self.module.apply(self.params, x)
+
+
+def test_guard_accepts_a_wrapper_holding_the_module_and_explains_other_objects():
+    module = NormBlock()
+    wrapper = Wrapper(module, module.init(jax.random.key(0), X))
+    with guard(wrapper, "mixed_bfloat16", on_violation="record") as g:
+        wrapper(X)
+    assert g.model is module and _codes(g) == [("DTL191", "LayerNorm_0")]
+    with pytest.raises(TypeError, match=r"holds one in \.module.*for a jax\.jit function, pass the Flax module"):
+        guard(jax.jit(module.apply), "mixed_bfloat16")
+
+
+def test_a_cached_jit_function_is_not_rechecked_and_the_guard_says_so():
+    model = NormBlock()
+    variables = model.init(jax.random.key(0), X)
+    apply = jax.jit(model.apply)
+    apply(variables, X)  # compiled before the guard: the next call is a cache hit
+    with pytest.warns(DTypeGuardWarning, match="checked no module call; likely: a jax.jit function compiled"):
+        with guard(model, "mixed_bfloat16", on_violation="record") as g:
+            apply(variables, X)
+    assert g.violations == [] and g.modules_checked == 0
+
+
+def test_apply_from_another_thread_is_not_seen_and_the_guard_says_so():
+    import threading
+
+    model = NormBlock()
+    variables = model.init(jax.random.key(0), X)
+    with pytest.warns(DTypeGuardWarning, match="from another thread"):
+        with guard(model, "mixed_bfloat16", on_violation="record") as g:
+            worker = threading.Thread(target=model.apply, args=(variables, X))
+            worker.start()
+            worker.join()
+    assert g.modules_checked == 0

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from dtype_lint.runtime import matmul_precision
+from dtype_lint.runtime import DeviceUnavailableError, matmul_precision
 from dtype_lint.runtime.probe import clear_cache, probe_matrices, read_probe
 
 np = pytest.importorskip("numpy")
@@ -130,3 +130,23 @@ def test_jax_gpu_probe_runs():
     with jax.default_matmul_precision("highest"):
         assert matmul_precision("float32", framework="jax", device="gpu:0").input_bits == 23
     assert matmul_precision("bfloat16", framework="jax", device="gpu:0").input_bits == 7
+
+
+def test_jax_compile_is_timed_apart_and_done_once():
+    pytest.importorskip("jax")
+    clear_cache()
+    first = matmul_precision("bfloat16", framework="jax")
+    assert first.compile_seconds > 0 and first.seconds > 0
+    # Not cached as a result (a rounding of one's own), but the compiled program is reused.
+    again = matmul_precision("bfloat16", framework="jax", input_rounding=lambda a: a)
+    assert again.compile_seconds == 0 and again.input_bits == first.input_bits == 7
+
+
+def test_an_absent_device_is_named():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(DeviceUnavailableError, match="torch has no device 'cuda'"):
+        matmul_precision("float32", framework="torch", device="cuda")
+    with pytest.raises(DeviceUnavailableError, match="torch has no device 'cuda:0'"):
+        matmul_precision("float32", framework="torch", device="cuda:0")

@@ -45,7 +45,8 @@ def _codes(g):
 
 
 def _nothing_installed(model):
-    return (all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+    return (all(not m._forward_hooks and not m._forward_pre_hooks and "forward" not in m.__dict__
+                for m in model.modules())
             and not torch_module._global_forward_hooks and not torch_module._global_forward_pre_hooks)
 
 
@@ -61,10 +62,12 @@ def test_correct_float32_model_is_silent():
 def test_param_dtype_DTL391():
     model = _tiny()
     model[1].to(torch.float16)  # a half LayerNorm inside a float32 model
-    with guard(model, "float32", on_violation="record") as g:
-        model[0](torch.randn(2, 8))
-        with pytest.raises(RuntimeError):
-            model(torch.randn(2, 8))  # float16 LayerNorm rejects float32 input
+    # The failed forward reached one module of four: the guard says so on exit.
+    with pytest.warns(DTypeGuardWarning, match="checked only 1 of the model's 4 modules"):
+        with guard(model, "float32", on_violation="record") as g:
+            model[0](torch.randn(2, 8))
+            with pytest.raises(RuntimeError):
+                model(torch.randn(2, 8))  # float16 LayerNorm rejects float32 input
     # Reported although the forward failed: parameters are checked before the call.
     assert _codes(g) == [("DTL391", "1")]
     assert g.violations[0].message == "parameters 'bias', 'weight' are float16, policy.params is float32"
@@ -89,7 +92,8 @@ def test_autocast_residual_and_final_output_DTL191_DTL193():
     assert out.dtype == BF16
     assert _codes(g) == [("DTL191", "0"), ("DTL193", "(root)")]
     by_code = {v.code: v.message for v in g.violations}
-    assert by_code["DTL191"] == "Residual returned float32 activations, policy.compute is bfloat16"
+    assert by_code["DTL191"] == ("Residual returned float32 activations from inputs float32 "
+                                 "(the model's own inputs), policy.compute is bfloat16")
     assert by_code["DTL193"] == "output is bfloat16, expected float32"
 
 
@@ -237,3 +241,25 @@ def test_transformer_encoder_paths():
         with pytest.raises(RuntimeError):
             model(torch.randn(2, 3, 8))
     assert {v.module_path for v in g.violations if v.code == "DTL391"} == {"layers.1.linear1"}
+
+
+def test_wrapped_forward_keeps_its_signature_and_other_wrappers_survive_close():
+    import inspect
+
+    model = Block()
+    signature = inspect.signature(model.forward)
+    with pytest.warns(DTypeGuardWarning, match="checked no module call"):
+        with guard(model, "float32", on_violation="record") as g:
+            assert inspect.signature(model.forward) == signature
+            guarded = model.forward
+
+            def outer(*args, **kwargs):  # another library wraps forward while the guard is active
+                return guarded(*args, **kwargs)
+
+            model.forward = outer
+    # The guard cannot unwrap under the other wrapper: it leaves itself as a pass-through.
+    assert model.forward is outer
+    model(torch.randn(2, 8))
+    assert g.violations == [] and g.modules_checked == 0
+    del model.forward
+    assert _nothing_installed(model)
