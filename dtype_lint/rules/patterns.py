@@ -37,6 +37,28 @@ def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.B
     return found
 
 
+# Array constructors that take a dtype positionally (`jnp.asarray(x, jnp.float32)`,
+# `jnp.zeros(shape, dtype)`, `jax.random.normal(key, shape, dtype)`).
+ARRAY_CREATORS = frozenset({"array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
+                            "tensor", "as_tensor", "normal", "uniform", "zeros_like", "ones_like", "full_like",
+                            "empty_like"})
+
+
+def positional_dtype(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
+    """For an array constructor, a positional argument after the first that names a
+    dtype (a spelled one, or one whose text mentions ``dtype``)."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if name not in ARRAY_CREATORS:
+        return None
+    for arg in call.args[1:]:
+        if arg.keyword is not None or arg.star:
+            break
+        if dtype_name(arg.value, ctx) or "dtype" in ctx.module.code_for_node(arg.value).lower():
+            return arg.value
+    return None
+
+
 def has_star_kwargs(call: cst.Call) -> bool:
     return any(arg.star == "**" for arg in call.args)
 

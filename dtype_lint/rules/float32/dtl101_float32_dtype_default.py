@@ -6,6 +6,7 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -122,7 +123,8 @@ class Float32DtypeDefault(Rule):
         function = self.ctx.function
         if function is not None and self._is_entry_point(function):
             return
-        if is_float32(node.default, self.ctx):
+        if is_float32(node.default, self.ctx) and not (
+                function is not None and self.ctx.layers(self.options).benign_param(key_of(self.ctx), node.name.value)):
             self._flag(node.name.value, node.default)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -136,9 +138,10 @@ class Float32DtypeDefault(Rule):
     def _class_field(self, name: str, value: cst.BaseExpression) -> None:
         # Only fields written in a class body, not assignments in its methods.
         cls = self.ctx.current_class
-        if cls is None or self.ctx.in_function or self._data_side(cls.name):
+        if cls is None or self.ctx.in_function or self._data_side_class(cls.name):
             return
-        if self._is_compute_name(name) and is_float32(value, self.ctx):
+        if self._is_compute_name(name) and is_float32(value, self.ctx) and not self.ctx.layers(
+                self.options).benign_field(cls.name, name):
             self._flag(name, value)
 
     def _flag(self, name: str, default: cst.BaseExpression) -> None:
@@ -150,12 +153,16 @@ class Float32DtypeDefault(Rule):
     def _data_side(self, name: str) -> bool:
         return matches_any(name.lower(), self.options.data_side_names)
 
+    def _data_side_class(self, name: str) -> bool:
+        """A class named as data-side code, unless its structure makes it a layer."""
+        return self._data_side(name) and not self.ctx.layers(self.options).is_layer(name)
+
     def _is_entry_point(self, function) -> bool:
         """Whether the function's defaults are a user's choice rather than a layer's."""
         if matches_any(function.name, self.options.entry_point_functions) or self._data_side(function.name):
             return True
         cls = self.ctx.method_class()
-        if cls is not None and self._data_side(cls.name):
+        if cls is not None and self._data_side_class(cls.name):
             return True
         # A function that takes the model applies the user's dtype to it (an optimize or
         # prepare step), like from_pretrained does.

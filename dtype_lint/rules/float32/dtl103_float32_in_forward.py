@@ -6,6 +6,8 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.layers import facts as layer_facts
+from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -18,6 +20,7 @@ from dtype_lint.rules.patterns import (
     is_layer_forward,
     mentions_loss_side,
     method_name,
+    positional_dtype,
 )
 
 # Methods that take a tensor off the device: a float32 cast right before them exports.
@@ -72,8 +75,12 @@ class Float32InForward(Rule):
     )
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: f32(t) and ("forward" in t or "__call__" in t) and (
-            u is None or _pinned_in_forward(u.index, u.lines)), import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
+        def helpers(u) -> frozenset[str] | None:
+            # Functions of the file on a layer's forward path (core.layers), by name.
+            return layer_facts(u.file_text, options).helper_names if u.file_text else None
+
+        return Prefilter(lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines, lambda: helpers(u))),
+                         import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
 
     valid = (
         "class L(nn.Module):\n    def forward(self, x):\n        return x.to(x.dtype)",
@@ -111,7 +118,10 @@ class Float32InForward(Rule):
         self._exported: set[int] = set()  # casts whose result goes straight to the host
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if is_layer_forward(self.ctx, node.name.value) and not in_loss_or_entry_class(self.ctx, self.options):
+        if in_loss_or_entry_class(self.ctx, self.options):
+            return
+        if is_layer_forward(self.ctx, node.name.value) or self.ctx.layers(self.options).on_forward_path(
+                key_of(self.ctx)):
             self._stack.append((node, [], [False]))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -133,6 +143,8 @@ class Float32InForward(Rule):
             self._exported.add(id(node.func.value))  # type: ignore[union-attr]
         dtype = argument(node, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node, None, "dtype")
         if dtype is None:
+            dtype = positional_dtype(node, self.ctx)
+        if dtype is None:
             return
         if is_float32(dtype, self.ctx):
             # float32 logits, losses and labels feed the loss: deliberate precision. NumPy
@@ -145,12 +157,16 @@ class Float32InForward(Rule):
 
 
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _pinned_in_forward(index: Index, lines: Sequence[str]) -> bool:
-    """DTL103: a forward method (``forward*``, ``__call__``) with a call whose argument
-    spells float32, unless it certainly casts back (then the rule reports nothing in it)."""
+def _pinned_in_forward(index: Index, lines: Sequence[str], helpers=lambda: None) -> bool:
+    """DTL103: a forward method (``forward*``, ``__call__``, ``call``) or a function on a
+    layer's forward path (``helpers()``: their names; None: any) with a call whose
+    argument spells float32, unless it certainly casts back (then the rule reports
+    nothing in it)."""
     for function in index(ast.FunctionDef, ast.AsyncFunctionDef):
-        if not (function.name.startswith("forward") or function.name == "__call__"):
-            continue
+        if not (function.name.startswith("forward") or function.name in ("__call__", "call")):
+            names = helpers()
+            if names is not None and function.name not in names:
+                continue
         calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
         if any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)):
             if not _casts_back(function, calls, lines):
