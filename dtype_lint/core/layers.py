@@ -213,7 +213,8 @@ class LayerFacts:
 
     def _find_layers(self) -> None:
         for cls in self.classes.values():
-            if any(_layer_base(b) for b in cls.bases) or self._computes_with_parameters(cls):
+            if any(_layer_base(b) or self._layer_constructor_name(b) for b in cls.bases) or \
+                    self._computes_with_parameters(cls):
                 self.layers.add(cls.name)
         changed = True
         while changed:  # subclasses, and classes calling layers of this file
@@ -254,7 +255,9 @@ class LayerFacts:
                    and node.func.attr in built for method in self.forwards(cls) for node in ast.walk(method.node))
 
     def _layer_constructor(self, func: ast.AST) -> bool:
-        qualified = self.resolve(func)
+        return self._layer_constructor_name(self.resolve(func))
+
+    def _layer_constructor_name(self, qualified: str | None) -> bool:
         if not qualified:
             return False
         last = qualified.rsplit(".", 1)[-1]
@@ -289,7 +292,7 @@ class LayerFacts:
 
     def _callees(self, root: ast.AST, caller: _Function, cast_names: set[str]) -> Iterator[_Function]:
         """Functions of this file called in ``root`` whose result is not cast back."""
-        casts = _cast_receivers(caller.node)
+        casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
         for node in ast.walk(root):
             if not isinstance(node, ast.Call) or self._cast_back_at(node, casts):
                 continue
@@ -301,6 +304,12 @@ class LayerFacts:
                 method = self._method(cls, func.attr) if cls else None
                 if method is not None:
                     yield method
+
+    def _passed_to_casting(self, function: ast.AST) -> set[str]:
+        """Names the function passes to a function of this file that casts back (a
+        statistic handed to the helper that normalises and casts the output)."""
+        return {arg.id for node in ast.walk(function) if isinstance(node, ast.Call) and self._casting_callee(node)
+                for arg in (*node.args, *(k.value for k in node.keywords)) if isinstance(arg, ast.Name)}
 
     def _class_of(self, function: _Function) -> _Class | None:
         name = function.key[0]
@@ -330,7 +339,23 @@ class LayerFacts:
         if isinstance(parent, ast.Assign):
             names = {n.id for t in parent.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
             return bool(names & casts)
+        if isinstance(parent, (ast.Call, ast.keyword)):
+            # Passed straight to a function of this file that casts its result back.
+            outer = parent if isinstance(parent, ast.Call) else self._parents.get(id(parent))
+            return isinstance(outer, ast.Call) and self._casting_callee(outer)
         return False
+
+    def _casting_callee(self, call: ast.Call) -> bool:
+        func = call.func
+        target = None
+        if isinstance(func, ast.Name):
+            target = self.top_functions.get(func.id)
+        elif isinstance(func, ast.Attribute) and _is_self(func.value):
+            for cls in self.classes.values():
+                if func.attr in cls.methods:
+                    target = cls.methods[func.attr]
+                    break
+        return target is not None and any(isinstance(n, ast.Call) and _casts_back(n) for n in ast.walk(target.node))
 
     # -- dtype roles -----------------------------------------------------------------
 
@@ -538,6 +563,17 @@ def _casts_to_follower(call: ast.Call) -> bool:
             continue
         if "dtype" in text.lower() or "float16" in text or "half" in text:
             return True
+    return False
+
+
+def _casts_back(call: ast.Call) -> bool:
+    """``x.to(x.dtype)``, ``x.astype(dtype)``, ``jnp.asarray(y, dtype)``: a cast or a
+    conversion to a dtype that follows something."""
+    name = _last(call.func)
+    if name in _CAST_METHODS:
+        return _casts_to_follower(call)
+    if name in _CREATORS and (len(call.args) > 1 or call.keywords):
+        return _casts_to_follower(ast.Call(call.func, call.args[1:], call.keywords))
     return False
 
 

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 LOSS_SIDE_WORDS = ("logit", "loss", "label")
 LOSS_CLASSES = ("*Loss*", "*Criterion*")
 FORWARD_NAMES = frozenset({"forward", "__call__"})
+# Calls that create parameters, state or buffers: a dtype in their arguments is a storage
+# dtype (`self.variable("stats", "mean", lambda s: jnp.zeros(s, jnp.float32), shape)`).
+STORAGE_CALLS = frozenset({"param", "variable", "get_parameter", "get_state", "add_weight", "add_variable",
+                           "create_parameter", "Parameter", "register_parameter", "register_buffer"})
 
 
 def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.BaseExpression | None:
@@ -57,6 +61,19 @@ def positional_dtype(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | N
         if dtype_name(arg.value, ctx) or "dtype" in ctx.module.code_for_node(arg.value).lower():
             return arg.value
     return None
+
+
+def follows_a_dtype(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A dtype argument that follows something: its text mentions ``dtype``
+    (``x.dtype``, ``self.dtype``), or it is a name bound to such a value
+    (``orig_type = x.dtype`` ... ``.to(orig_type)``)."""
+    if "dtype" in ctx.module.code_for_node(node).lower():
+        return True
+    if isinstance(node, cst.Name):
+        bound = ctx.lookup_binding(node.value)
+        return bound is not None and "dtype" in ctx.module.code_for_node(bound).lower() and dtype_name(
+            bound, ctx) is None
+    return False
 
 
 def has_star_kwargs(call: cst.Call) -> bool:

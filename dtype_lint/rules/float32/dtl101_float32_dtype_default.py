@@ -25,6 +25,20 @@ class Float32DtypeDefault(Rule):
             fields) that hold a computation dtype (`dtype`, `compute_dtype`, ...) and
             default to float32 in any spelling: `torch.float32`, `torch.float`,
             `jnp.float32`, `np.float32`, `tf.float32`, `"float32"`, `np.dtype("float32")`.
+            What the dtype *does* in the file decides, not only its name
+            (`dtype_lint.core.layers`): not reported are a function with an initializer's
+            signature (`(key, shape, dtype=...)`); a dtype whose every use is the dtype of
+            parameter or state creation (`self.param`, `self.variable`,
+            `hk.get_parameter`, `hk.get_state`, `add_weight`, an initializer such as
+            `kernel_init(key, shape, dtype)` or `nn.Parameter(torch.zeros(..., dtype))`),
+            directly or through an attribute of `self` (the `param_dtype` role); a dtype
+            that only turns booleans or integers into floats (a comparison, a logical op,
+            a one-hot, a mask or index cast to it) or is only passed on to such a
+            parameter of another function of the file; a field that a layer whose forward
+            is in view never reads; and a table builder the file calls at init time
+            (`__init__`/`setup`, `register_buffer`), whose other callers pass their own
+            dtype on (their default is the one that matters). A class recognised as a
+            layer by its structure is not data-side code, whatever its name.
             """,
         why_bad="""
             A layer or helper whose computation dtype defaults to float32 silently upcasts
@@ -68,7 +82,12 @@ class Float32DtypeDefault(Rule):
             a model, and names in the options above; a layer helper written as a plain
             class is missed, and a data-side function named otherwise is reported. NumPy
             data helpers (`def spectrogram(wave, dtype=np.float32)`) are reported unless
-            their names say they are on the data side.
+            their names say they are on the data side. Roles are followed within one
+            file: a dtype passed to a function of another module, or a field read by a
+            subclass elsewhere, counts as a computation dtype (or, when the class never
+            reads it, as unread). Int-to-float sources are recognised by the expression
+            (comparisons, logical ops, one-hot) or by a value's name (`mask`, `idx`,
+            `ids`).
             """,
     )
     message = (

@@ -20,11 +20,71 @@ from dtype_lint.rules.patterns import (
     is_layer_forward,
     mentions_loss_side,
     method_name,
+    STORAGE_CALLS,
+    follows_a_dtype,
     positional_dtype,
 )
 
 # Methods that take a tensor off the device: a float32 cast right before them exports.
 _EXPORTS = frozenset({"numpy", "tolist", "item"})
+# Packages whose arrays take NumPy dtypes and `.astype` (unlike torch tensors).
+_ARRAY_FRAMEWORKS = frozenset({"jax", "flax", "trax", "haiku", "tensorflow", "objax", "equinox", "keras", "mlx"})
+# Functions whose result is a table of phases or frequencies: what feeds them is computed
+# in float32 on purpose (sin/cos of large positions lose everything in half precision).
+_TABLE_FUNCTIONS = frozenset({"exp", "sin", "cos", "polar", "exp2", "sincos"})
+
+
+def _parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+def _feeds_table(pin: cst.CSTNode, function: cst.FunctionDef, parents: dict[int, cst.CSTNode]) -> bool:
+    """Whether the float32 value the pin makes flows, within the function (directly, or
+    through the names it is assigned to), into a sin/cos/exp table that is not applied
+    to a sub-layer (``self.proj(table)``) there: a table built in float32 on purpose
+    and handed on, to be cast where it is applied."""
+    starts, seen, table = [pin], set(), False
+    for _ in range(8):
+        names: set[str] = set()
+        for start in starts:
+            node, child = parents.get(id(start)), start
+            while node is not None and not isinstance(node, cst.BaseStatement):
+                if isinstance(node, cst.Call):
+                    func = node.func
+                    name = func.attr.value if isinstance(func, cst.Attribute) else (
+                        func.value if isinstance(func, cst.Name) else None)
+                    table = table or name in _TABLE_FUNCTIONS
+                    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                            and func.value.value == "self" and child is not func):
+                        return False  # applied to a sub-layer here, in the layer's dtype
+                if isinstance(node, cst.Assign):
+                    names |= {n.value for t in node.targets for n in _names_in(t.target)}
+                    break
+                node, child = parents.get(id(node)), node
+        names -= seen
+        if not names:
+            break
+        seen |= names
+        starts = [n for n in _names_in(function.body) if n.value in names and not isinstance(
+            parents.get(id(n)), cst.AssignTarget)]
+    return table
+
+
+def _names_in(root: cst.CSTNode) -> list[cst.Name]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            out.append(node)
+        stack.extend(node.children)
+    return out
 
 
 class Float32InForward(Rule):
@@ -33,8 +93,7 @@ class Float32InForward(Rule):
         name="float32-in-forward",
         summary="float32 pinned inside forward/__call__",
         what_it_does="""
-            Checks `forward`, `forward_*` and `__call__` methods of layers (torch,
-            Lightning and Flax modules, and classes deriving from another layer) for
+            Checks the forward path of layers (see below) for
             tensors created or cast with a hardcoded float32 dtype
             (`torch.zeros(n, dtype=torch.float32)`, `x.to(torch.float32)`,
             `x.astype(jnp.float32)`) when nothing in the method casts back to an input's
@@ -43,6 +102,27 @@ class Float32InForward(Rule):
             (`np.array(lens, dtype=np.float32)`: host-side bookkeeping), casts right
             before `.numpy()`/`.tolist()`/`.item()`, and the `__call__` of a user-facing
             wrapper (`entry-point-classes`), which converts the user's inputs.
+
+            Layers and their forward path come from `dtype_lint.core.layers`, by
+            structure rather than by framework: a class deriving from a torch, Lightning,
+            Flax, Haiku, Keras, Equinox, Objax or Trax-style layer (a base named
+            `*Module`/`*Layer`/`*Block`/`*Model`/`*Cell`, or a framework layer class such as
+            `nn.LayerNorm`), a class whose forward (`forward`, `forward_*`, `__call__`,
+            Keras' `call`) computes with parameters (`self.param`, `get_parameter`,
+            `self.weights`...) or calls sub-layers, and subclasses of those in the file.
+            The path is their forward methods plus the functions and methods of the file
+            that they call, transitively, and those called by lambdas a layer stores on
+            itself; a call whose result the caller casts back (`f(x).to(x.dtype)`, a name
+            later cast, or a name handed to a function of the file that casts back) is
+            not followed. Also not reported: dtypes in the arguments of parameter and
+            state creation (`self.variable(..., lambda s: jnp.zeros(s, jnp.float32))`),
+            NumPy arrays on the host (`x.cpu().numpy().astype(np.float32)`, and in torch
+            code `.astype` or a NumPy dtype), and a float32 value that flows into a
+            sin/cos/exp table that the function hands on rather than applying to a
+            sub-layer (a positional or timestep table, cast where it is applied). A cast
+            back may name the input's dtype through a variable (`kept = x.dtype` ...
+            `.to(kept)`). Array constructors with a positional dtype
+            (`jnp.asarray(w, jnp.float32)`) count.
             """,
         why_bad="""
             Inside a layer, a pinned float32 makes every later operation float32: a
@@ -65,8 +145,14 @@ class Float32InForward(Rule):
             float16/bfloat16: a cast back in a helper the method calls is not seen, and
             one cast back anywhere in the method silences every pin in it. The loss side
             is recognised by name (`logits`, `loss`, `labels`, classes named `*Loss*`);
-            a loss computed in a model's forward under other names is reported. Other methods are DTL104's, which
-            sees only pins tied to an input.
+            a loss computed in a model's forward under other names is reported. Other
+            methods are DTL104's, which sees only pins tied to an input. The forward path
+            stops at the file's edge: a helper imported from another module is not
+            followed, and a table cast back only by a caller in another file is
+            reported where it is applied in this one (or not at all when it is handed
+            on). A float32 attribute stored in `__init__` and used in forward, or a
+            function handed to a functional layer combinator (`Fn("name", f)`), is not
+            seen.
             """,
     )
     message = (
@@ -116,6 +202,26 @@ class Float32InForward(Rule):
         # For each open forward method: its pinned float32 nodes, and whether it casts back.
         self._stack: list[tuple[cst.FunctionDef, list[cst.CSTNode], list[bool]]] = []
         self._exported: set[int] = set()  # casts whose result goes straight to the host
+        self._storage: list[cst.Call] = []  # open calls that create parameters or state
+        self._torch_only: bool | None = None
+
+    def _host_side(self, node: cst.Call, name: str | None, dtype: cst.BaseExpression) -> bool:
+        """A cast of a NumPy array: its receiver was taken to the host (``x.numpy()
+        .astype(...)``), or, in torch code (no JAX-family import), an ``.astype`` or a
+        NumPy dtype, which torch tensors do not take."""
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            if receiver.func.attr.value in _EXPORTS:
+                return True
+            receiver = receiver.func.value
+        if self._torch_only is None:
+            imported = set(self.ctx.scopes[0].aliases.values())
+            self._torch_only = any(q.split(".")[0] == "torch" for q in imported) and not any(
+                q.split(".")[0] in _ARRAY_FRAMEWORKS for q in imported)
+        if not self._torch_only:
+            return False
+        qualified = self.ctx.resolve(dtype) or ""
+        return name == "astype" or qualified.split(".")[0] == "numpy"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if in_loss_or_entry_class(self.ctx, self.options):
@@ -128,11 +234,22 @@ class Float32InForward(Rule):
         if self._stack and self._stack[-1][0] is original_node:
             node, pinned, casts_back = self._stack.pop()
             if not casts_back[0]:
+                parents = _parents(node) if pinned else {}
                 for pin in pinned:
-                    self.report(pin, self.message.format(method=node.name.value))
+                    if not _feeds_table(pin, node, parents):
+                        self.report(pin, self.message.format(method=node.name.value))
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self._storage and self._storage[-1] is original_node:
+            self._storage.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._stack:
+            return
+        callee = method_name(node) or (node.func.value if isinstance(node.func, cst.Name) else None)
+        if callee in STORAGE_CALLS:
+            self._storage.append(node)  # its arguments make parameters or state
+        if self._storage:
             return
         _, pinned, casts_back = self._stack[-1]
         name = method_name(node)
@@ -150,9 +267,9 @@ class Float32InForward(Rule):
             # float32 logits, losses and labels feed the loss: deliberate precision. NumPy
             # arrays and exported values live on the host.
             if not (mentions_loss_side(node, self.ctx) or is_numpy_call(node, self.ctx)
-                    or id(node) in self._exported):
+                    or id(node) in self._exported or self._host_side(node, name, dtype)):
                 pinned.append(dtype)
-        elif dtype_name(dtype, self.ctx) in LOW_PRECISION or "dtype" in self.ctx.module.code_for_node(dtype).lower():
+        elif dtype_name(dtype, self.ctx) in LOW_PRECISION or follows_a_dtype(dtype, self.ctx):
             casts_back[0] = True
 
 

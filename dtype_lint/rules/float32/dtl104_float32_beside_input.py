@@ -6,6 +6,7 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -31,7 +32,8 @@ class Float32BesideInput(Rule):
         name="float32-beside-input",
         summary="float32 pinned beside an input tensor",
         what_it_does="""
-            Checks functions and methods (other than a layer's forward, which is DTL103's)
+            Checks functions and methods (other than a layer's forward path, which is
+            DTL103's: its forward methods and the helpers of the file they call)
             for two ways of pinning float32 right next to an input tensor:
             a tensor created on the input's device but in float32
             (`torch.zeros(x.shape, dtype=torch.float32, device=x.device)`), and a tensor
@@ -105,7 +107,8 @@ class Float32BesideInput(Rule):
         params.discard("self")
         # A layer's forward is DTL103's, which reports every pin there; loss classes and
         # user-facing wrappers are not pinning a layer's dtype.
-        if is_layer_forward(self.ctx, node.name.value) or in_loss_or_entry_class(self.ctx, self.options):
+        if (is_layer_forward(self.ctx, node.name.value) or in_loss_or_entry_class(self.ctx, self.options)
+                or self.ctx.layers(self.options).on_forward_path(key_of(self.ctx))):
             params = set()
         self._stack.append((node, params, [], [False]))
 
