@@ -52,6 +52,13 @@ class FileContext:
     # The whole file's text (the module may be the prefilter's reduction of it): what
     # whole-file analyses (core.layers) read, so they do not depend on the reduction.
     source_text = ""
+    source_path = ""  # the file's path as given (its module name can say what the file is)
+
+    @property
+    def module_stem(self) -> str:
+        """The file's name without folders and extension ("image_processing_vit")."""
+        name = self.source_path.replace("\\", "/").rsplit("/", 1)[-1]
+        return name[:-3] if name.endswith(".py") else name
 
     def __init__(self, module: cst.Module, extra_module_bases: Iterable[str] = ()) -> None:
         self.module = module

@@ -120,6 +120,22 @@ class LayerFacts:
     def is_layer(self, cls: str | None) -> bool:
         return cls is not None and cls in self.layers
 
+    def is_sublayer(self, cls: str | None, name: str) -> bool:
+        """Whether ``self.<name>`` holds a layer: some method of the class (or its in-file
+        family) stores a framework layer or a layer of this file there."""
+        if not cls or cls not in self.classes:
+            return False
+        return any(attr == name and isinstance(value, ast.Call) and self._layer_constructor(value.func)
+                   for member in self._family(cls) if member in self.classes
+                   for method in self.classes[member].methods.values()
+                   for attr, value in _self_stores(method.node))
+
+    def has_method(self, cls: str | None, name: str) -> bool:
+        """Whether ``self.<name>`` is a method of the class (or an in-file base), not a
+        stored sub-layer."""
+        info = self.classes.get(cls) if cls else None
+        return info is not None and self._method(info, name) is not None
+
     def on_forward_path(self, key: Key) -> bool:
         """A layer's forward, or a function of this file that one calls (not cast back)."""
         return key in self.forward_path
@@ -130,7 +146,8 @@ class LayerFacts:
         or an inner link of a dtype chain."""
         function = self.functions.get(key)
         return function is not None and name in function.params and (
-            self._benign_meaning(key, name) or self._init_table(function, name))
+            self._benign_meaning(key, name) or self._init_table(function, name)
+            or self._callers_decide(function, name))
 
     def _benign_meaning(self, key: Key, name: str) -> bool:
         """An initializer's dtype, or one whose every use is benign (passing it on to a
@@ -475,6 +492,30 @@ class LayerFacts:
                     family.add(cls.name)
                     changed = True
         return family
+
+    def _callers_decide(self, function: _Function, name: str) -> bool:
+        """A method whose every call in its class (``self.<method>(...)``) passes the dtype
+        or casts the result back where it is applied: its default is never what decides."""
+        if function.cls is None:
+            return False
+        method = function.key[1][0]
+        params = [p for p in function.params if p != "self"]
+        position = params.index(name) if name in params else -1
+        calls = 0
+        for caller in self.functions.values():
+            if caller.key[0] not in self._family(function.cls):
+                continue
+            casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
+            for node in ast.walk(caller.node):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == method and _is_self(node.func.value)):
+                    continue
+                calls += 1
+                passes = any(k.arg == name for k in node.keywords) or (
+                    0 <= position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args))
+                if not (passes or self._cast_back_at(node, casts)):
+                    return False
+        return calls > 0
 
     def _init_table(self, function: _Function, name: str) -> bool:
         """A table builder used at init: some call of the function in this file runs at

@@ -220,3 +220,92 @@ def _module_type(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
     if "torch_module" in ctx.kinds_of(qualified):
         return f"{qualified} is a torch module"
     return None
+
+
+# Functions whose result is a table of phases or frequencies: what feeds them is computed
+# in float32 on purpose (sin/cos of large positions lose everything in half precision).
+_TABLE_FUNCTIONS = frozenset({"exp", "sin", "cos", "polar", "exp2", "sincos"})
+# Calls whose result is integers: float32 coordinates made into indices or buckets.
+_INTEGER_RESULTS = frozenset({"long", "int", "bucketize", "searchsorted", "argmax", "argmin", "argsort"})
+
+
+def node_parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dict[int, cst.CSTNode],
+                       ctx: FileContext, options: Options) -> bool:
+    """Whether the float32 value the pin makes is deliberate by where it flows within the
+    function (directly, or through the names it is assigned to): into a sin/cos/exp
+    table, into integers (``.long()``, ``bucketize``: coordinates made into indices), or
+    into logits (a name saying so: a router's or a loss's), and not applied to a
+    sub-layer (``self.proj(table)``) there. Such a value is handed on, to be cast where
+    it is applied."""
+    facts = ctx.layers(options)
+    cls = ctx.classes[-1].name if ctx.classes else None
+    starts, seen, deliberate = [pin], set(), False
+    for _ in range(8):
+        names: set[str] = set()
+        for start in starts:
+            node, child = parents.get(id(start)), start
+            while node is not None and not isinstance(node, cst.BaseStatement):
+                if isinstance(node, cst.Call):
+                    func = node.func
+                    name = func.attr.value if isinstance(func, cst.Attribute) else (
+                        func.value if isinstance(func, cst.Name) else None)
+                    if name in _INTEGER_RESULTS:
+                        deliberate = True
+                        break  # integers from here on: nothing float32 flows further
+                    deliberate = deliberate or name in _TABLE_FUNCTIONS
+                    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                            and func.value.value == "self" and child is not func and facts.is_sublayer(cls, name)):
+                        return False  # applied to a sub-layer here, in the layer's dtype
+                if isinstance(node, cst.Assign):
+                    targets = {n.value for t in node.targets for n in names_in(t.target)}
+                    deliberate = deliberate or any(word in t.lower() for t in targets for word in LOSS_SIDE_WORDS)
+                    names |= targets
+                    break
+                node, child = parents.get(id(node)), node
+        names -= seen
+        if not names:
+            break
+        seen |= names
+        starts = [n for n in names_in(function.body) if n.value in names and not isinstance(
+            parents.get(id(n)), cst.AssignTarget)]
+    return deliberate
+
+
+def names_in(root: cst.CSTNode) -> list[cst.Name]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            out.append(node)
+        stack.extend(node.children)
+    return out
+
+
+_INTEGER_DTYPES = ("int", "bool", "long", "uint")
+
+
+def not_float_value(expr: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A value with no floating dtype: a comparison, a negated or inverted mask, or an
+    array made with an integer or boolean dtype (``torch.arange(n, dtype=torch.int64)``):
+    casting it to float32 overrides no input's dtype."""
+    if isinstance(expr, cst.Comparison):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.BitInvert, cst.Not)):
+        return True
+    if isinstance(expr, cst.Call):
+        dtype = argument(expr, None, "dtype")
+        if dtype is not None and isinstance(dtype, (cst.Name, cst.Attribute)):
+            last = (ctx.resolve(dtype) or "").rsplit(".", 1)[-1]
+            return last.startswith(_INTEGER_DTYPES)
+    return False

@@ -69,8 +69,9 @@ class Float32DtypeDefault(Rule):
             - `entry-point-functions`, `entry-point-classes`: functions (such as
               `from_pretrained`) and classes (whose constructor is the entry point) whose
               defaults are a user's choice, not a layer's, and are not reported.
-            - `data-side-names`: functions and classes on the data side (loaders,
-              collators, converters, samplers, augmentation), not reported.
+            - `data-side-names`: functions, classes and modules (by file name) on the
+              data side (loaders, collators, converters, samplers, augmentation,
+              annotations, pre- and post-processing), not reported.
             - `module-names`: a function taking a model (`def optimize(model, dtype=...)`)
               applies a user's choice to it, and is not reported.
             """,
@@ -157,7 +158,8 @@ class Float32DtypeDefault(Rule):
     def _class_field(self, name: str, value: cst.BaseExpression) -> None:
         # Only fields written in a class body, not assignments in its methods.
         cls = self.ctx.current_class
-        if cls is None or self.ctx.in_function or self._data_side_class(cls.name):
+        if cls is None or self.ctx.in_function or self._data_side_class(cls.name) or self._data_side(
+                self.ctx.module_stem):
             return
         if self._is_compute_name(name) and is_float32(value, self.ctx) and not self.ctx.layers(
                 self.options).benign_field(cls.name, name):
@@ -178,7 +180,8 @@ class Float32DtypeDefault(Rule):
 
     def _is_entry_point(self, function) -> bool:
         """Whether the function's defaults are a user's choice rather than a layer's."""
-        if matches_any(function.name, self.options.entry_point_functions) or self._data_side(function.name):
+        if (matches_any(function.name, self.options.entry_point_functions) or self._data_side(function.name)
+                or self._data_side(self.ctx.module_stem)):
             return True
         cls = self.ctx.method_class()
         if cls is not None and self._data_side_class(cls.name):

@@ -15,13 +15,16 @@ from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
+    STORAGE_CALLS,
     argument,
+    deliberate_float32,
+    follows_a_dtype,
     in_loss_or_entry_class,
     is_layer_forward,
     mentions_loss_side,
     method_name,
-    STORAGE_CALLS,
-    follows_a_dtype,
+    node_parents,
+    not_float_value,
     positional_dtype,
 )
 
@@ -29,63 +32,6 @@ from dtype_lint.rules.patterns import (
 _EXPORTS = frozenset({"numpy", "tolist", "item"})
 # Packages whose arrays take NumPy dtypes and `.astype` (unlike torch tensors).
 _ARRAY_FRAMEWORKS = frozenset({"jax", "flax", "trax", "haiku", "tensorflow", "objax", "equinox", "keras", "mlx"})
-# Functions whose result is a table of phases or frequencies: what feeds them is computed
-# in float32 on purpose (sin/cos of large positions lose everything in half precision).
-_TABLE_FUNCTIONS = frozenset({"exp", "sin", "cos", "polar", "exp2", "sincos"})
-
-
-def _parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
-    parents: dict[int, cst.CSTNode] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in node.children:
-            parents[id(child)] = node
-            stack.append(child)
-    return parents
-
-
-def _feeds_table(pin: cst.CSTNode, function: cst.FunctionDef, parents: dict[int, cst.CSTNode]) -> bool:
-    """Whether the float32 value the pin makes flows, within the function (directly, or
-    through the names it is assigned to), into a sin/cos/exp table that is not applied
-    to a sub-layer (``self.proj(table)``) there: a table built in float32 on purpose
-    and handed on, to be cast where it is applied."""
-    starts, seen, table = [pin], set(), False
-    for _ in range(8):
-        names: set[str] = set()
-        for start in starts:
-            node, child = parents.get(id(start)), start
-            while node is not None and not isinstance(node, cst.BaseStatement):
-                if isinstance(node, cst.Call):
-                    func = node.func
-                    name = func.attr.value if isinstance(func, cst.Attribute) else (
-                        func.value if isinstance(func, cst.Name) else None)
-                    table = table or name in _TABLE_FUNCTIONS
-                    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                            and func.value.value == "self" and child is not func):
-                        return False  # applied to a sub-layer here, in the layer's dtype
-                if isinstance(node, cst.Assign):
-                    names |= {n.value for t in node.targets for n in _names_in(t.target)}
-                    break
-                node, child = parents.get(id(node)), node
-        names -= seen
-        if not names:
-            break
-        seen |= names
-        starts = [n for n in _names_in(function.body) if n.value in names and not isinstance(
-            parents.get(id(n)), cst.AssignTarget)]
-    return table
-
-
-def _names_in(root: cst.CSTNode) -> list[cst.Name]:
-    out, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            out.append(node)
-        stack.extend(node.children)
-    return out
-
 
 class Float32InForward(Rule):
     doc = RuleDoc(
@@ -234,9 +180,9 @@ class Float32InForward(Rule):
         if self._stack and self._stack[-1][0] is original_node:
             node, pinned, casts_back = self._stack.pop()
             if not casts_back[0]:
-                parents = _parents(node) if pinned else {}
+                parents = node_parents(node) if pinned else {}
                 for pin in pinned:
-                    if not _feeds_table(pin, node, parents):
+                    if not deliberate_float32(pin, node, parents, self.ctx, self.options):
                         self.report(pin, self.message.format(method=node.name.value))
 
     def leave_Call(self, original_node: cst.Call) -> None:
@@ -265,8 +211,11 @@ class Float32InForward(Rule):
             return
         if is_float32(dtype, self.ctx):
             # float32 logits, losses and labels feed the loss: deliberate precision. NumPy
-            # arrays and exported values live on the host.
+            # arrays and exported values live on the host. Integers and booleans made
+            # into floats override no input's dtype.
+            receiver = node.func.value if name in TYPE_CAST_METHODS else None  # type: ignore[union-attr]
             if not (mentions_loss_side(node, self.ctx) or is_numpy_call(node, self.ctx)
+                    or (receiver is not None and not_float_value(receiver, self.ctx))
                     or id(node) in self._exported or self._host_side(node, name, dtype)):
                 pinned.append(dtype)
         elif dtype_name(dtype, self.ctx) in LOW_PRECISION or follows_a_dtype(dtype, self.ctx):
