@@ -20,6 +20,7 @@ class Options:
         "param_dtype", "params_dtype", "parameter_dtype", "weight_dtype", "weights_dtype",
         "master_dtype", "master_weights_dtype", "storage_dtype", "momentum_dtype", "variance_dtype",
         "mu_dtype", "nu_dtype", "accumulator_dtype", "state_dtype", "optimizer_state_dtype",
+        "precond_dtype", "preconditioner_dtype", "reduce_dtype", "buffer_dtype",
     )
     # F1: names that hold a computation dtype, besides `dtype` itself.
     compute_dtype_names: tuple[str, ...] = (

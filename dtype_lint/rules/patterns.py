@@ -22,6 +22,15 @@ FORWARD_NAMES = frozenset({"forward", "__call__"})
 # dtype (`self.variable("stats", "mean", lambda s: jnp.zeros(s, jnp.float32), shape)`).
 STORAGE_CALLS = frozenset({"param", "variable", "get_parameter", "get_state", "add_weight", "add_variable",
                            "create_parameter", "Parameter", "register_parameter", "register_buffer"})
+# Calls that store a value into a cache or recurrent state (`cache.update(...)`,
+# `cache.update_recurrent_state(...)`): the state's precision is the storage's choice.
+STATE_UPDATES = ("update", "store_", "write_")
+# Names that say a value routes tokens to experts: a router's float32 is deliberate (its
+# outputs are cast back where the experts' outputs are combined).
+ROUTER_WORDS = ("router", "routing")
+# Names that say a value is a rotary/frequency table (or a call builds one): such tables are
+# built in float32 on purpose and cast where they are applied to activations.
+TABLE_WORDS = ("rope", "rotary", "freq")
 
 
 def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.BaseExpression | None:
@@ -263,13 +272,15 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
                     if name in _INTEGER_RESULTS:
                         deliberate = True
                         break  # integers from here on: nothing float32 flows further
-                    deliberate = deliberate or name in _TABLE_FUNCTIONS
+                    deliberate = deliberate or name in _TABLE_FUNCTIONS or (
+                        name is not None and any(word in name.lower() for word in TABLE_WORDS))
                     if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                             and func.value.value == "self" and child is not func and facts.is_sublayer(cls, name)):
                         return False  # applied to a sub-layer here, in the layer's dtype
                 if isinstance(node, cst.Assign):
                     targets = {n.value for t in node.targets for n in names_in(t.target)}
-                    deliberate = deliberate or any(word in t.lower() for t in targets for word in LOSS_SIDE_WORDS)
+                    deliberate = deliberate or any(word in t.lower() for t in targets
+                                                   for word in LOSS_SIDE_WORDS + ROUTER_WORDS + TABLE_WORDS)
                     names |= targets
                     break
                 node, child = parents.get(id(node)), node
@@ -277,8 +288,7 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
         if not names:
             break
         seen |= names
-        starts = [n for n in names_in(function.body) if n.value in names and not isinstance(
-            parents.get(id(n)), cst.AssignTarget)]
+        starts = [n for n in names_in(function.body) if n.value in names and _read(n, parents)]
     return deliberate
 
 
@@ -309,3 +319,21 @@ def not_float_value(expr: cst.BaseExpression, ctx: FileContext) -> bool:
             last = (ctx.resolve(dtype) or "").rsplit(".", 1)[-1]
             return last.startswith(_INTEGER_DTYPES)
     return False
+
+
+def _read(name: cst.Name, parents: dict[int, cst.CSTNode]) -> bool:
+    """Whether the name is read (not bound by an assignment target, nor an attribute's
+    or keyword's name)."""
+    parent = parents.get(id(name))
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    node = parent
+    while node is not None and not isinstance(node, cst.BaseStatement):
+        if isinstance(node, (cst.AssignTarget, cst.CompFor)):
+            return False
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.Call)):
+            return True
+        node = parents.get(id(node))
+    return True

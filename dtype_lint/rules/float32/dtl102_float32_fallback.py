@@ -51,7 +51,8 @@ class Float32Fallback(Rule):
             (`input_dtype == torch.bfloat16`) checks an input, and a test naming a storage
             dtype (`args.target_params_dtype == "fp16"`) chooses parameter storage. A `.get`/`getattr` whose key is a
             storage dtype (`param-dtype-names`, such as `"momentum_dtype"`) is an option's
-            default, not a fallback.
+            default, not a fallback; nor is `x or float32` where `x` names a storage or
+            communication dtype (`mixed_precision.reduce_dtype or torch.float32`).
             """,
     )
     message = (
@@ -95,7 +96,11 @@ class Float32Fallback(Rule):
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         if isinstance(node.operator, cst.Or) and is_float32(node.right, self.ctx):
-            self.report(node.right)
+            # An unset storage or communication dtype (`reduce_dtype or float32`) is not
+            # a precision lookup.
+            left = self.ctx.module.code_for_node(node.left)
+            if not any(name in left for name in self.options.param_dtype_names):
+                self.report(node.right)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         if self._not_a_lookup(node.test):

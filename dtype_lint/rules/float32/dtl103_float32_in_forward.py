@@ -15,6 +15,7 @@ from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
+    STATE_UPDATES,
     STORAGE_CALLS,
     argument,
     deliberate_float32,
@@ -63,9 +64,16 @@ class Float32InForward(Rule):
             not followed. Also not reported: dtypes in the arguments of parameter and
             state creation (`self.variable(..., lambda s: jnp.zeros(s, jnp.float32))`),
             NumPy arrays on the host (`x.cpu().numpy().astype(np.float32)`, and in torch
-            code `.astype` or a NumPy dtype), and a float32 value that flows into a
-            sin/cos/exp table that the function hands on rather than applying to a
-            sub-layer (a positional or timestep table, cast where it is applied). A cast
+            code `.astype` or a NumPy dtype), values stored into a cache or recurrent
+            state (`cache.update(...)`), casts of values with no floating dtype (a
+            comparison, an inverted mask, an integer `arange`), and a float32 value that,
+            within the function and without being applied to a sub-layer there (an
+            attribute of `self` built from a layer), flows into a sin/cos/exp table, into
+            integers (`.long()`, `bucketize`), or into a name or call that says what it
+            is: logits, losses and labels, a router's (`router_logits`: MoE routing is
+            float32 on purpose and cast back where experts are combined), a rotary or
+            frequency table (`freqs`, `build_rotary_...`). Such values are handed on, to
+            be cast where they are applied. A cast
             back may name the input's dtype through a variable (`kept = x.dtype` ...
             `.to(kept)`). Array constructors with a positional dtype
             (`jnp.asarray(w, jnp.float32)`) count.
@@ -98,7 +106,10 @@ class Float32InForward(Rule):
             reported where it is applied in this one (or not at all when it is handed
             on). A float32 attribute stored in `__init__` and used in forward, or a
             function handed to a functional layer combinator (`Fn("name", f)`), is not
-            seen.
+            seen. Routers, rotary tables and logits are recognised partly by name
+            (`router`, `rope`/`rotary`/`freq`, `logit`/`loss`/`label`); a computation
+            named so is not reported even where it is applied to activations outside a
+            sub-layer call.
             """,
     )
     message = (
@@ -193,8 +204,8 @@ class Float32InForward(Rule):
         if not self._stack:
             return
         callee = method_name(node) or (node.func.value if isinstance(node.func, cst.Name) else None)
-        if callee in STORAGE_CALLS:
-            self._storage.append(node)  # its arguments make parameters or state
+        if callee in STORAGE_CALLS or (callee or "").startswith(STATE_UPDATES):
+            self._storage.append(node)  # its arguments make parameters or (cached) state
         if self._storage:
             return
         _, pinned, casts_back = self._stack[-1]
