@@ -52,8 +52,8 @@ class Float32Fallback(Rule):
             (`input_dtype == torch.bfloat16`) checks an input, and a test naming a storage
             dtype (`args.target_params_dtype == "fp16"`) chooses parameter storage. A `.get`/`getattr` whose key is a
             storage dtype (`param-dtype-names`, such as `"momentum_dtype"`) is an option's
-            default, not a fallback; nothing on the data side (`data-side-names`:
-            functions, classes and modules of loaders and pre-processing) is reported;
+            default, not a fallback; nothing in a data-side class or module (`data-side-names`:
+            loaders, pre-processing) is reported;
             nor is `x or float32` where `x` names a storage or
             communication dtype (`mixed_precision.reduce_dtype or torch.float32`).
             """,
@@ -65,10 +65,10 @@ class Float32Fallback(Rule):
     options_used = ("param-dtype-names", "data-side-names")
 
     def report(self, node, message=None, replace=None) -> None:
-        # On the data side (loaders, pre-processing), float32 is the data's dtype.
+        # In a data-side class or module (loaders, pre-processing), float32 is the data's
+        # dtype. (A function's name alone does not say so: `loader_dtype` picks a dtype.)
         cls = self.ctx.current_class
-        function = self.ctx.function
-        names = (function.name if function else "", cls.name if cls else "", self.ctx.module_stem)
+        names = (cls.name if cls else "", self.ctx.module_stem)
         if not any(matches_any(name.lower(), self.options.data_side_names) for name in names):
             super().report(node, message, replace)
     @classmethod
