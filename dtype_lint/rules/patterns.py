@@ -259,6 +259,8 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
     it is applied."""
     facts = ctx.layers(options)
     cls = ctx.classes[-1].name if ctx.classes else None
+    if any(word in function.name.value.lower() for word in TABLE_WORDS):
+        return True  # the function says it builds a rotary or frequency table
     starts, seen, deliberate = [pin], set(), False
     for _ in range(8):
         names: set[str] = set()

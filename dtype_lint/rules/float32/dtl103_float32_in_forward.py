@@ -72,8 +72,10 @@ class Float32InForward(Rule):
             integers (`.long()`, `bucketize`), or into a name or call that says what it
             is: logits, losses and labels, a router's (`router_logits`: MoE routing is
             float32 on purpose and cast back where experts are combined), a rotary or
-            frequency table (`freqs`, `build_rotary_...`). Such values are handed on, to
-            be cast where they are applied. A cast
+            frequency table (`freqs`, `build_rotary_...`, or a function named so). Such
+            values are handed on, to be cast where they are applied. Nor is a 0-dim torch
+            tensor made from a Python number (`torch.tensor(x.size(-1), dtype=...)`),
+            which torch's promotion rules keep from widening other tensors. A cast
             back may name the input's dtype through a variable (`kept = x.dtype` ...
             `.to(kept)`). Array constructors with a positional dtype
             (`jnp.asarray(w, jnp.float32)`) count.
@@ -225,12 +227,26 @@ class Float32InForward(Rule):
             # arrays and exported values live on the host. Integers and booleans made
             # into floats override no input's dtype.
             receiver = node.func.value if name in TYPE_CAST_METHODS else None  # type: ignore[union-attr]
-            if not (mentions_loss_side(node, self.ctx) or is_numpy_call(node, self.ctx)
+            if not (mentions_loss_side(node, self.ctx) or is_numpy_call(node, self.ctx) or _torch_scalar(node, self.ctx)
                     or (receiver is not None and not_float_value(receiver, self.ctx))
                     or id(node) in self._exported or self._host_side(node, name, dtype)):
                 pinned.append(dtype)
         elif dtype_name(dtype, self.ctx) in LOW_PRECISION or follows_a_dtype(dtype, self.ctx):
             casts_back[0] = True
+
+
+def _torch_scalar(call: cst.Call, ctx) -> bool:
+    """``torch.tensor(x.size(-1), dtype=torch.float)``: a 0-dim torch tensor made from a
+    Python number, which by torch's promotion rules does not widen the dimensioned
+    tensors it meets (unlike a JAX array, which is strongly typed)."""
+    if ctx.resolve(call.func) not in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") or not call.args:
+        return False
+    value = call.args[0].value
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute):
+        return value.value.attr.value == "shape"
+    return isinstance(value, cst.Call) and method_name(value) in ("size", "numel", "dim")
 
 
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).

@@ -160,6 +160,8 @@ class Float32BesideInput(Rule):
         if (left is None) == (right is None):
             return  # both operands pinned (or neither): nothing is promoted
         other = node.right if left else node.left
+        if isinstance(other, cst.UnaryOperation) and isinstance(other.expression, (cst.Integer, cst.Float)):
+            other = other.expression  # -1e9
         if isinstance(other, (cst.Integer, cst.Float)) or is_numpy_call(other, self.ctx):
             return  # a Python number or a NumPy array: nothing on the device is promoted
         if mentions_loss_side(node, self.ctx):
