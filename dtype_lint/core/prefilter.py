@@ -203,7 +203,7 @@ class _Planner:
     def syntax(self, position: int) -> shapes.Syntax:
         if position not in self._syntax:
             self._syntax[position] = shapes.Syntax(self.leaves[position][1].nodes, self.lines, self.function_text,
-                                                   self.names)
+                                                   self.names, self.text)
         return self._syntax[position]
 
     def names(self) -> shapes.Names:

@@ -69,6 +69,7 @@ class Syntax:
     lines: list[str]
     function_text: Callable[[str], str]  # the text of this file's functions of that name
     file_names: Callable[[], Names]  # the file's imports, classes and outer bindings
+    file_text: str = ""  # the whole file (for whole-file analyses such as core.layers)
 
     @functools.cached_property
     def index(self) -> Index:

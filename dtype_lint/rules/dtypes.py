@@ -45,11 +45,17 @@ def dtype_name(node: cst.BaseExpression, ctx: FileContext) -> str | None:
     if not qualified or "." not in qualified:
         return None
     root, attr = qualified.split(".")[0], qualified.rsplit(".", 1)[-1]
-    if root not in FRAMEWORK_ROOTS:
+    if root not in FRAMEWORK_ROOTS and not _numpy_shim(qualified):
         return None
     if root == "torch" and attr in _TORCH_ATTRIBUTES:
         return _TORCH_ATTRIBUTES[attr]
     return _ATTRIBUTES.get(attr)
+
+
+def _numpy_shim(qualified: str) -> bool:
+    """A NumPy-compatible namespace another package re-exports (``trax.fastmath.numpy``,
+    ``tensorflow.experimental.numpy``): its dtype attributes are NumPy's."""
+    return "numpy" in qualified.split(".")[1:-1]
 
 
 def is_float32(node: cst.BaseExpression, ctx: FileContext) -> bool:

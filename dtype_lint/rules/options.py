@@ -20,6 +20,7 @@ class Options:
         "param_dtype", "params_dtype", "parameter_dtype", "weight_dtype", "weights_dtype",
         "master_dtype", "master_weights_dtype", "storage_dtype", "momentum_dtype", "variance_dtype",
         "mu_dtype", "nu_dtype", "accumulator_dtype", "state_dtype", "optimizer_state_dtype",
+        "precond_dtype", "preconditioner_dtype", "reduce_dtype", "buffer_dtype",
     )
     # F1: names that hold a computation dtype, besides `dtype` itself.
     compute_dtype_names: tuple[str, ...] = (
@@ -34,11 +35,13 @@ class Options:
     )
     # F1: classes whose constructor is a user-facing entry point (a model wrapper).
     entry_point_classes: tuple[str, ...] = ("*PreTrainedModel",)
-    # F1: functions and classes on the data side (loading, collation, augmentation
-    # sampling), matched lower-cased: their float32 is the data's, not a layer's.
+    # F1: functions, classes and modules (file names) on the data side (loading,
+    # collation, augmentation, sampling, annotations, pre- and post-processing of
+    # inputs), matched lower-cased: their float32 is the data's, not a layer's.
     data_side_names: tuple[str, ...] = (
         "*loader*", "*dataset*", "*collat*", "*converter*", "*iterator*", "*sampler*", "*random*",
-        "*rng*", "*augment*", "*preprocess*", "*reader*",
+        "*rng*", "*augment*", "*preprocess*", "*reader*", "*annotation*", "*processing*",
+        "*feature_extract*",
     )
     # F2: extra pickling sinks, "qualified.name:argument" (argument: a keyword or a
     # 0-based position).

@@ -18,6 +18,19 @@ if TYPE_CHECKING:
 LOSS_SIDE_WORDS = ("logit", "loss", "label")
 LOSS_CLASSES = ("*Loss*", "*Criterion*")
 FORWARD_NAMES = frozenset({"forward", "__call__"})
+# Calls that create parameters, state or buffers: a dtype in their arguments is a storage
+# dtype (`self.variable("stats", "mean", lambda s: jnp.zeros(s, jnp.float32), shape)`).
+STORAGE_CALLS = frozenset({"param", "variable", "get_parameter", "get_state", "add_weight", "add_variable",
+                           "create_parameter", "Parameter", "register_parameter", "register_buffer"})
+# Calls that store a value into a cache or recurrent state (`cache.update(...)`,
+# `cache.update_recurrent_state(...)`): the state's precision is the storage's choice.
+STATE_UPDATES = ("update", "store_", "write_")
+# Names that say a value routes tokens to experts: a router's float32 is deliberate (its
+# outputs are cast back where the experts' outputs are combined).
+ROUTER_WORDS = ("router", "routing")
+# Names that say a value is a rotary/frequency table (or a call builds one): such tables are
+# built in float32 on purpose and cast where they are applied to activations.
+TABLE_WORDS = ("rope", "rotary", "freq")
 
 
 def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.BaseExpression | None:
@@ -35,6 +48,41 @@ def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.B
                 found = arg.value
             positional += 1
     return found
+
+
+# Array constructors that take a dtype positionally (`jnp.asarray(x, jnp.float32)`,
+# `jnp.zeros(shape, dtype)`, `jax.random.normal(key, shape, dtype)`).
+ARRAY_CREATORS = frozenset({"array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
+                            "tensor", "as_tensor", "normal", "uniform", "zeros_like", "ones_like", "full_like",
+                            "empty_like"})
+
+
+def positional_dtype(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
+    """For an array constructor, a positional argument after the first that names a
+    dtype (a spelled one, or one whose text mentions ``dtype``)."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if name not in ARRAY_CREATORS:
+        return None
+    for arg in call.args[1:]:
+        if arg.keyword is not None or arg.star:
+            break
+        if dtype_name(arg.value, ctx) or "dtype" in ctx.module.code_for_node(arg.value).lower():
+            return arg.value
+    return None
+
+
+def follows_a_dtype(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A dtype argument that follows something: its text mentions ``dtype``
+    (``x.dtype``, ``self.dtype``), or it is a name bound to such a value
+    (``orig_type = x.dtype`` ... ``.to(orig_type)``)."""
+    if "dtype" in ctx.module.code_for_node(node).lower():
+        return True
+    if isinstance(node, cst.Name):
+        bound = ctx.lookup_binding(node.value)
+        return bound is not None and "dtype" in ctx.module.code_for_node(bound).lower() and dtype_name(
+            bound, ctx) is None
+    return False
 
 
 def has_star_kwargs(call: cst.Call) -> bool:
@@ -181,3 +229,113 @@ def _module_type(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
     if "torch_module" in ctx.kinds_of(qualified):
         return f"{qualified} is a torch module"
     return None
+
+
+# Functions whose result is a table of phases or frequencies: what feeds them is computed
+# in float32 on purpose (sin/cos of large positions lose everything in half precision).
+_TABLE_FUNCTIONS = frozenset({"exp", "sin", "cos", "polar", "exp2", "sincos"})
+# Calls whose result is integers: float32 coordinates made into indices or buckets.
+_INTEGER_RESULTS = frozenset({"long", "int", "bucketize", "searchsorted", "argmax", "argmin", "argsort"})
+
+
+def node_parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dict[int, cst.CSTNode],
+                       ctx: FileContext, options: Options) -> bool:
+    """Whether the float32 value the pin makes is deliberate by where it flows within the
+    function (directly, or through the names it is assigned to): into a sin/cos/exp
+    table, into integers (``.long()``, ``bucketize``: coordinates made into indices), or
+    into logits (a name saying so: a router's or a loss's), and not applied to a
+    sub-layer (``self.proj(table)``) there. Such a value is handed on, to be cast where
+    it is applied."""
+    facts = ctx.layers(options)
+    cls = ctx.classes[-1].name if ctx.classes else None
+    if any(word in function.name.value.lower() for word in TABLE_WORDS):
+        return True  # the function says it builds a rotary or frequency table
+    starts, seen, deliberate = [pin], set(), False
+    for _ in range(8):
+        names: set[str] = set()
+        for start in starts:
+            node, child = parents.get(id(start)), start
+            while node is not None and not isinstance(node, cst.BaseStatement):
+                if isinstance(node, cst.Call):
+                    func = node.func
+                    name = func.attr.value if isinstance(func, cst.Attribute) else (
+                        func.value if isinstance(func, cst.Name) else None)
+                    if name in _INTEGER_RESULTS:
+                        deliberate = True
+                        break  # integers from here on: nothing float32 flows further
+                    deliberate = deliberate or name in _TABLE_FUNCTIONS or (
+                        name is not None and any(word in name.lower() for word in TABLE_WORDS))
+                    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                            and func.value.value == "self" and child is not func and facts.is_sublayer(cls, name)):
+                        return False  # applied to a sub-layer here, in the layer's dtype
+                if isinstance(node, cst.Assign):
+                    targets = {n.value for t in node.targets for n in names_in(t.target)}
+                    deliberate = deliberate or any(word in t.lower() for t in targets
+                                                   for word in LOSS_SIDE_WORDS + ROUTER_WORDS + TABLE_WORDS)
+                    names |= targets
+                    break
+                node, child = parents.get(id(node)), node
+        names -= seen
+        if not names:
+            break
+        seen |= names
+        starts = [n for n in names_in(function.body) if n.value in names and _read(n, parents)]
+    return deliberate
+
+
+def names_in(root: cst.CSTNode) -> list[cst.Name]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            out.append(node)
+        stack.extend(node.children)
+    return out
+
+
+_INTEGER_DTYPES = ("int", "bool", "long", "uint")
+
+
+def not_float_value(expr: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A value with no floating dtype: a comparison, a negated or inverted mask, or an
+    array made with an integer or boolean dtype (``torch.arange(n, dtype=torch.int64)``):
+    casting it to float32 overrides no input's dtype."""
+    if isinstance(expr, cst.Comparison):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.BitInvert, cst.Not)):
+        return True
+    if isinstance(expr, cst.Call):
+        dtype = argument(expr, None, "dtype")
+        if dtype is not None and isinstance(dtype, (cst.Name, cst.Attribute)):
+            last = (ctx.resolve(dtype) or "").rsplit(".", 1)[-1]
+            return last.startswith(_INTEGER_DTYPES)
+    return False
+
+
+def _read(name: cst.Name, parents: dict[int, cst.CSTNode]) -> bool:
+    """Whether the name is read (not bound by an assignment target, nor an attribute's
+    or keyword's name)."""
+    parent = parents.get(id(name))
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    node = parent
+    while node is not None and not isinstance(node, cst.BaseStatement):
+        if isinstance(node, (cst.AssignTarget, cst.CompFor)):
+            return False
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.Call)):
+            return True
+        node = parents.get(id(node))
+    return True

@@ -6,6 +6,7 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -24,6 +25,20 @@ class Float32DtypeDefault(Rule):
             fields) that hold a computation dtype (`dtype`, `compute_dtype`, ...) and
             default to float32 in any spelling: `torch.float32`, `torch.float`,
             `jnp.float32`, `np.float32`, `tf.float32`, `"float32"`, `np.dtype("float32")`.
+            What the dtype *does* in the file decides, not only its name
+            (`dtype_lint.core.layers`): not reported are a function with an initializer's
+            signature (`(key, shape, dtype=...)`); a dtype whose every use is the dtype of
+            parameter or state creation (`self.param`, `self.variable`,
+            `hk.get_parameter`, `hk.get_state`, `add_weight`, an initializer such as
+            `kernel_init(key, shape, dtype)` or `nn.Parameter(torch.zeros(..., dtype))`),
+            directly or through an attribute of `self` (the `param_dtype` role); a dtype
+            that only turns booleans or integers into floats (a comparison, a logical op,
+            a one-hot, a mask or index cast to it) or is only passed on to such a
+            parameter of another function of the file; a field that a layer whose forward
+            is in view never reads; and a table builder the file calls at init time
+            (`__init__`/`setup`, `register_buffer`), whose other callers pass their own
+            dtype on (their default is the one that matters). A class recognised as a
+            layer by its structure is not data-side code, whatever its name.
             """,
         why_bad="""
             A layer or helper whose computation dtype defaults to float32 silently upcasts
@@ -54,8 +69,9 @@ class Float32DtypeDefault(Rule):
             - `entry-point-functions`, `entry-point-classes`: functions (such as
               `from_pretrained`) and classes (whose constructor is the entry point) whose
               defaults are a user's choice, not a layer's, and are not reported.
-            - `data-side-names`: functions and classes on the data side (loaders,
-              collators, converters, samplers, augmentation), not reported.
+            - `data-side-names`: functions, classes and modules (by file name) on the
+              data side (loaders, collators, converters, samplers, augmentation,
+              annotations, pre- and post-processing), not reported.
             - `module-names`: a function taking a model (`def optimize(model, dtype=...)`)
               applies a user's choice to it, and is not reported.
             """,
@@ -67,7 +83,12 @@ class Float32DtypeDefault(Rule):
             a model, and names in the options above; a layer helper written as a plain
             class is missed, and a data-side function named otherwise is reported. NumPy
             data helpers (`def spectrogram(wave, dtype=np.float32)`) are reported unless
-            their names say they are on the data side.
+            their names say they are on the data side. Roles are followed within one
+            file: a dtype passed to a function of another module, or a field read by a
+            subclass elsewhere, counts as a computation dtype (or, when the class never
+            reads it, as unread). Int-to-float sources are recognised by the expression
+            (comparisons, logical ops, one-hot) or by a value's name (`mask`, `idx`,
+            `ids`).
             """,
     )
     message = (
@@ -122,7 +143,8 @@ class Float32DtypeDefault(Rule):
         function = self.ctx.function
         if function is not None and self._is_entry_point(function):
             return
-        if is_float32(node.default, self.ctx):
+        if is_float32(node.default, self.ctx) and not (
+                function is not None and self.ctx.layers(self.options).benign_param(key_of(self.ctx), node.name.value)):
             self._flag(node.name.value, node.default)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -136,9 +158,11 @@ class Float32DtypeDefault(Rule):
     def _class_field(self, name: str, value: cst.BaseExpression) -> None:
         # Only fields written in a class body, not assignments in its methods.
         cls = self.ctx.current_class
-        if cls is None or self.ctx.in_function or self._data_side(cls.name):
+        if cls is None or self.ctx.in_function or self._data_side_class(cls.name) or self._data_side(
+                self.ctx.module_stem):
             return
-        if self._is_compute_name(name) and is_float32(value, self.ctx):
+        if self._is_compute_name(name) and is_float32(value, self.ctx) and not self.ctx.layers(
+                self.options).benign_field(cls.name, name):
             self._flag(name, value)
 
     def _flag(self, name: str, default: cst.BaseExpression) -> None:
@@ -150,12 +174,17 @@ class Float32DtypeDefault(Rule):
     def _data_side(self, name: str) -> bool:
         return matches_any(name.lower(), self.options.data_side_names)
 
+    def _data_side_class(self, name: str) -> bool:
+        """A class named as data-side code, unless its structure makes it a layer."""
+        return self._data_side(name) and not self.ctx.layers(self.options).is_layer(name)
+
     def _is_entry_point(self, function) -> bool:
         """Whether the function's defaults are a user's choice rather than a layer's."""
-        if matches_any(function.name, self.options.entry_point_functions) or self._data_side(function.name):
+        if (matches_any(function.name, self.options.entry_point_functions) or self._data_side(function.name)
+                or self._data_side(self.ctx.module_stem)):
             return True
         cls = self.ctx.method_class()
-        if cls is not None and self._data_side(cls.name):
+        if cls is not None and self._data_side_class(cls.name):
             return True
         # A function that takes the model applies the user's dtype to it (an optimize or
         # prepare step), like from_pretrained does.

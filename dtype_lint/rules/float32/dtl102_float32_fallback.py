@@ -12,6 +12,7 @@ from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32
 from dtype_lint.rules.options import Options
+from dtype_lint.rules.patterns import matches_any
 
 if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
@@ -51,14 +52,25 @@ class Float32Fallback(Rule):
             (`input_dtype == torch.bfloat16`) checks an input, and a test naming a storage
             dtype (`args.target_params_dtype == "fp16"`) chooses parameter storage. A `.get`/`getattr` whose key is a
             storage dtype (`param-dtype-names`, such as `"momentum_dtype"`) is an option's
-            default, not a fallback.
+            default, not a fallback; nothing in a data-side class or module (`data-side-names`:
+            loaders, pre-processing) is reported;
+            nor is `x or float32` where `x` names a storage or
+            communication dtype (`mixed_precision.reduce_dtype or torch.float32`).
             """,
     )
     message = (
         "unrecognised precision values fall back to float32 and train in float32 silently; "
         "validate the value and raise on unknown ones"
     )
-    options_used = ("param-dtype-names",)
+    options_used = ("param-dtype-names", "data-side-names")
+
+    def report(self, node, message=None, replace=None) -> None:
+        # In a data-side class or module (loaders, pre-processing), float32 is the data's
+        # dtype. (A function's name alone does not say so: `loader_dtype` picks a dtype.)
+        cls = self.ctx.current_class
+        names = (cls.name if cls else "", self.ctx.module_stem)
+        if not any(matches_any(name.lower(), self.options.data_side_names) for name in names):
+            super().report(node, message, replace)
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
         return Prefilter(lambda t, lc, u: f32(t) and (u is None or _fallback(u.index, u.lines)),
@@ -95,7 +107,11 @@ class Float32Fallback(Rule):
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         if isinstance(node.operator, cst.Or) and is_float32(node.right, self.ctx):
-            self.report(node.right)
+            # An unset storage or communication dtype (`reduce_dtype or float32`) is not
+            # a precision lookup.
+            left = self.ctx.module.code_for_node(node.left)
+            if not any(name in left for name in self.options.param_dtype_names):
+                self.report(node.right)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         if self._not_a_lookup(node.test):

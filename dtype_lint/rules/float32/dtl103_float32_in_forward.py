@@ -6,6 +6,8 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.layers import facts as layer_facts
+from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -13,16 +15,24 @@ from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
+    STATE_UPDATES,
+    STORAGE_CALLS,
     argument,
+    deliberate_float32,
+    follows_a_dtype,
     in_loss_or_entry_class,
     is_layer_forward,
     mentions_loss_side,
     method_name,
+    node_parents,
+    not_float_value,
+    positional_dtype,
 )
 
 # Methods that take a tensor off the device: a float32 cast right before them exports.
 _EXPORTS = frozenset({"numpy", "tolist", "item"})
-
+# Packages whose arrays take NumPy dtypes and `.astype` (unlike torch tensors).
+_ARRAY_FRAMEWORKS = frozenset({"jax", "flax", "trax", "haiku", "tensorflow", "objax", "equinox", "keras", "mlx"})
 
 class Float32InForward(Rule):
     doc = RuleDoc(
@@ -30,8 +40,7 @@ class Float32InForward(Rule):
         name="float32-in-forward",
         summary="float32 pinned inside forward/__call__",
         what_it_does="""
-            Checks `forward`, `forward_*` and `__call__` methods of layers (torch,
-            Lightning and Flax modules, and classes deriving from another layer) for
+            Checks the forward path of layers (see below) for
             tensors created or cast with a hardcoded float32 dtype
             (`torch.zeros(n, dtype=torch.float32)`, `x.to(torch.float32)`,
             `x.astype(jnp.float32)`) when nothing in the method casts back to an input's
@@ -40,6 +49,36 @@ class Float32InForward(Rule):
             (`np.array(lens, dtype=np.float32)`: host-side bookkeeping), casts right
             before `.numpy()`/`.tolist()`/`.item()`, and the `__call__` of a user-facing
             wrapper (`entry-point-classes`), which converts the user's inputs.
+
+            Layers and their forward path come from `dtype_lint.core.layers`, by
+            structure rather than by framework: a class deriving from a torch, Lightning,
+            Flax, Haiku, Keras, Equinox, Objax or Trax-style layer (a base named
+            `*Module`/`*Layer`/`*Block`/`*Model`/`*Cell`, or a framework layer class such as
+            `nn.LayerNorm`), a class whose forward (`forward`, `forward_*`, `__call__`,
+            Keras' `call`) computes with parameters (`self.param`, `get_parameter`,
+            `self.weights`...) or calls sub-layers, and subclasses of those in the file.
+            The path is their forward methods plus the functions and methods of the file
+            that they call, transitively, and those called by lambdas a layer stores on
+            itself; a call whose result the caller casts back (`f(x).to(x.dtype)`, a name
+            later cast, or a name handed to a function of the file that casts back) is
+            not followed. Also not reported: dtypes in the arguments of parameter and
+            state creation (`self.variable(..., lambda s: jnp.zeros(s, jnp.float32))`),
+            NumPy arrays on the host (`x.cpu().numpy().astype(np.float32)`, and in torch
+            code `.astype` or a NumPy dtype), values stored into a cache or recurrent
+            state (`cache.update(...)`), casts of values with no floating dtype (a
+            comparison, an inverted mask, an integer `arange`), and a float32 value that,
+            within the function and without being applied to a sub-layer there (an
+            attribute of `self` built from a layer), flows into a sin/cos/exp table, into
+            integers (`.long()`, `bucketize`), or into a name or call that says what it
+            is: logits, losses and labels, a router's (`router_logits`: MoE routing is
+            float32 on purpose and cast back where experts are combined), a rotary or
+            frequency table (`freqs`, `build_rotary_...`, or a function named so). Such
+            values are handed on, to be cast where they are applied. Nor is a 0-dim torch
+            tensor made from a Python number (`torch.tensor(x.size(-1), dtype=...)`),
+            which torch's promotion rules keep from widening other tensors. A cast
+            back may name the input's dtype through a variable (`kept = x.dtype` ...
+            `.to(kept)`). Array constructors with a positional dtype
+            (`jnp.asarray(w, jnp.float32)`) count.
             """,
         why_bad="""
             Inside a layer, a pinned float32 makes every later operation float32: a
@@ -62,8 +101,17 @@ class Float32InForward(Rule):
             float16/bfloat16: a cast back in a helper the method calls is not seen, and
             one cast back anywhere in the method silences every pin in it. The loss side
             is recognised by name (`logits`, `loss`, `labels`, classes named `*Loss*`);
-            a loss computed in a model's forward under other names is reported. Other methods are DTL104's, which
-            sees only pins tied to an input.
+            a loss computed in a model's forward under other names is reported. Other
+            methods are DTL104's, which sees only pins tied to an input. The forward path
+            stops at the file's edge: a helper imported from another module is not
+            followed, and a table cast back only by a caller in another file is
+            reported where it is applied in this one (or not at all when it is handed
+            on). A float32 attribute stored in `__init__` and used in forward, or a
+            function handed to a functional layer combinator (`Fn("name", f)`), is not
+            seen. Routers, rotary tables and logits are recognised partly by name
+            (`router`, `rope`/`rotary`/`freq`, `logit`/`loss`/`label`); a computation
+            named so is not reported even where it is applied to activations outside a
+            sub-layer call.
             """,
     )
     message = (
@@ -72,8 +120,12 @@ class Float32InForward(Rule):
     )
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: f32(t) and ("forward" in t or "__call__" in t) and (
-            u is None or _pinned_in_forward(u.index, u.lines)), import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
+        def helpers(u) -> frozenset[str] | None:
+            # Functions of the file on a layer's forward path (core.layers), by name.
+            return layer_facts(u.file_text, options).helper_names if u.file_text else None
+
+        return Prefilter(lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines, lambda: helpers(u))),
+                         import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
 
     valid = (
         "class L(nn.Module):\n    def forward(self, x):\n        return x.to(x.dtype)",
@@ -109,20 +161,54 @@ class Float32InForward(Rule):
         # For each open forward method: its pinned float32 nodes, and whether it casts back.
         self._stack: list[tuple[cst.FunctionDef, list[cst.CSTNode], list[bool]]] = []
         self._exported: set[int] = set()  # casts whose result goes straight to the host
+        self._storage: list[cst.Call] = []  # open calls that create parameters or state
+        self._torch_only: bool | None = None
+
+    def _host_side(self, node: cst.Call, name: str | None, dtype: cst.BaseExpression) -> bool:
+        """A cast of a NumPy array: its receiver was taken to the host (``x.numpy()
+        .astype(...)``), or, in torch code (no JAX-family import), an ``.astype`` or a
+        NumPy dtype, which torch tensors do not take."""
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            if receiver.func.attr.value in _EXPORTS:
+                return True
+            receiver = receiver.func.value
+        if self._torch_only is None:
+            imported = set(self.ctx.scopes[0].aliases.values())
+            self._torch_only = any(q.split(".")[0] == "torch" for q in imported) and not any(
+                q.split(".")[0] in _ARRAY_FRAMEWORKS for q in imported)
+        if not self._torch_only:
+            return False
+        qualified = self.ctx.resolve(dtype) or ""
+        return name == "astype" or qualified.split(".")[0] == "numpy"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if is_layer_forward(self.ctx, node.name.value) and not in_loss_or_entry_class(self.ctx, self.options):
+        if in_loss_or_entry_class(self.ctx, self.options):
+            return
+        if is_layer_forward(self.ctx, node.name.value) or self.ctx.layers(self.options).on_forward_path(
+                key_of(self.ctx)):
             self._stack.append((node, [], [False]))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         if self._stack and self._stack[-1][0] is original_node:
             node, pinned, casts_back = self._stack.pop()
             if not casts_back[0]:
+                parents = node_parents(node) if pinned else {}
                 for pin in pinned:
-                    self.report(pin, self.message.format(method=node.name.value))
+                    if not deliberate_float32(pin, node, parents, self.ctx, self.options):
+                        self.report(pin, self.message.format(method=node.name.value))
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self._storage and self._storage[-1] is original_node:
+            self._storage.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._stack:
+            return
+        callee = method_name(node) or (node.func.value if isinstance(node.func, cst.Name) else None)
+        if callee in STORAGE_CALLS or (callee or "").startswith(STATE_UPDATES):
+            self._storage.append(node)  # its arguments make parameters or (cached) state
+        if self._storage:
             return
         _, pinned, casts_back = self._stack[-1]
         name = method_name(node)
@@ -133,24 +219,47 @@ class Float32InForward(Rule):
             self._exported.add(id(node.func.value))  # type: ignore[union-attr]
         dtype = argument(node, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node, None, "dtype")
         if dtype is None:
+            dtype = positional_dtype(node, self.ctx)
+        if dtype is None:
             return
         if is_float32(dtype, self.ctx):
             # float32 logits, losses and labels feed the loss: deliberate precision. NumPy
-            # arrays and exported values live on the host.
-            if not (mentions_loss_side(node, self.ctx) or is_numpy_call(node, self.ctx)
-                    or id(node) in self._exported):
+            # arrays and exported values live on the host. Integers and booleans made
+            # into floats override no input's dtype.
+            receiver = node.func.value if name in TYPE_CAST_METHODS else None  # type: ignore[union-attr]
+            if not (mentions_loss_side(node, self.ctx) or is_numpy_call(node, self.ctx) or _torch_scalar(node, self.ctx)
+                    or (receiver is not None and not_float_value(receiver, self.ctx))
+                    or id(node) in self._exported or self._host_side(node, name, dtype)):
                 pinned.append(dtype)
-        elif dtype_name(dtype, self.ctx) in LOW_PRECISION or "dtype" in self.ctx.module.code_for_node(dtype).lower():
+        elif dtype_name(dtype, self.ctx) in LOW_PRECISION or follows_a_dtype(dtype, self.ctx):
             casts_back[0] = True
 
 
+def _torch_scalar(call: cst.Call, ctx) -> bool:
+    """``torch.tensor(x.size(-1), dtype=torch.float)``: a 0-dim torch tensor made from a
+    Python number, which by torch's promotion rules does not widen the dimensioned
+    tensors it meets (unlike a JAX array, which is strongly typed)."""
+    if ctx.resolve(call.func) not in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") or not call.args:
+        return False
+    value = call.args[0].value
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute):
+        return value.value.attr.value == "shape"
+    return isinstance(value, cst.Call) and method_name(value) in ("size", "numel", "dim")
+
+
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _pinned_in_forward(index: Index, lines: Sequence[str]) -> bool:
-    """DTL103: a forward method (``forward*``, ``__call__``) with a call whose argument
-    spells float32, unless it certainly casts back (then the rule reports nothing in it)."""
+def _pinned_in_forward(index: Index, lines: Sequence[str], helpers=lambda: None) -> bool:
+    """DTL103: a forward method (``forward*``, ``__call__``, ``call``) or a function on a
+    layer's forward path (``helpers()``: their names; None: any) with a call whose
+    argument spells float32, unless it certainly casts back (then the rule reports
+    nothing in it)."""
     for function in index(ast.FunctionDef, ast.AsyncFunctionDef):
-        if not (function.name.startswith("forward") or function.name == "__call__"):
-            continue
+        if not (function.name.startswith("forward") or function.name in ("__call__", "call")):
+            names = helpers()
+            if names is not None and function.name not in names:
+                continue
         calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
         if any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)):
             if not _casts_back(function, calls, lines):

@@ -6,6 +6,7 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -14,10 +15,14 @@ from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32, is_nu
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
     argument,
+    deliberate_float32,
     in_loss_or_entry_class,
     is_layer_forward,
+    matches_any,
     mentions_loss_side,
     method_name,
+    node_parents,
+    not_float_value,
 )
 
 _ARITHMETIC = ("Multiply", "Add", "Subtract", "Divide", "MatrixMultiply")  # operator node names
@@ -31,7 +36,8 @@ class Float32BesideInput(Rule):
         name="float32-beside-input",
         summary="float32 pinned beside an input tensor",
         what_it_does="""
-            Checks functions and methods (other than a layer's forward, which is DTL103's)
+            Checks functions and methods (other than a layer's forward path, which is
+            DTL103's: its forward methods and the helpers of the file they call)
             for two ways of pinning float32 right next to an input tensor:
             a tensor created on the input's device but in float32
             (`torch.zeros(x.shape, dtype=torch.float32, device=x.device)`), and a tensor
@@ -40,7 +46,12 @@ class Float32BesideInput(Rule):
             dtype or a low-precision dtype are float32 islands and are not reported, nor
             is the loss side (`loss * mask.to(torch.float32)`, loss classes), arithmetic
             with a NumPy array (host-side), or a device taken from an integer, index or mask tensor
-            (`device=input_ids.device`), which has no floating dtype to follow.
+            (`device=input_ids.device`), which has no floating dtype to follow. Nor are
+            casts of values with no floating dtype (a comparison, an inverted mask, an
+            array made with an integer dtype), functions and classes on the data side
+            (`data-side-names`), pins whose value flows into a sin/cos/exp table, into
+            integers or into logits without being applied to a sub-layer there
+            (`rules.patterns.deliberate_float32`), and a layer's forward path (DTL103's).
             """,
         why_bad="""
             The code follows the input in one respect (its device, its values) and pins
@@ -67,6 +78,7 @@ class Float32BesideInput(Rule):
             by name only (`ids`, `index`, `mask`, `labels`, `lens`).
             """,
     )
+    options_used = ("data-side-names",)
     message = (
         "float32 pinned beside an input tensor ({how}): a bf16/fp16 input comes back as "
         "float32; use the input's dtype (x.dtype, zeros_like, .to(x.dtype))"
@@ -105,7 +117,11 @@ class Float32BesideInput(Rule):
         params.discard("self")
         # A layer's forward is DTL103's, which reports every pin there; loss classes and
         # user-facing wrappers are not pinning a layer's dtype.
-        if is_layer_forward(self.ctx, node.name.value) or in_loss_or_entry_class(self.ctx, self.options):
+        cls = self.ctx.method_class()
+        if (is_layer_forward(self.ctx, node.name.value) or in_loss_or_entry_class(self.ctx, self.options)
+                or self.ctx.layers(self.options).on_forward_path(key_of(self.ctx))
+                or any(matches_any(name.lower(), self.options.data_side_names)
+                       for name in (node.name.value, cls.name if cls else "", self.ctx.module_stem))):
             params = set()
         self._stack.append((node, params, [], [False]))
 
@@ -113,8 +129,10 @@ class Float32BesideInput(Rule):
         if self._stack and self._stack[-1][0] is original_node:
             _, _, pins, casts_back = self._stack.pop()
             if not casts_back[0]:
+                parents = node_parents(original_node) if pins else {}
                 for node, how in pins:
-                    self.report(node, self.message.format(how=how))
+                    if not deliberate_float32(node, original_node, parents, self.ctx, self.options):
+                        self.report(node, self.message.format(how=how))
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._stack:
@@ -142,6 +160,8 @@ class Float32BesideInput(Rule):
         if (left is None) == (right is None):
             return  # both operands pinned (or neither): nothing is promoted
         other = node.right if left else node.left
+        if isinstance(other, cst.UnaryOperation) and isinstance(other.expression, (cst.Integer, cst.Float)):
+            other = other.expression  # -1e9
         if isinstance(other, (cst.Integer, cst.Float)) or is_numpy_call(other, self.ctx):
             return  # a Python number or a NumPy array: nothing on the device is promoted
         if mentions_loss_side(node, self.ctx):
@@ -151,6 +171,8 @@ class Float32BesideInput(Rule):
     def _float32_cast(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """The dtype node of ``x.to(float32)`` / ``x.astype(float32)``, else None."""
         if isinstance(expr, cst.Call) and method_name(expr) in TYPE_CAST_METHODS:
+            if not_float_value(expr.func.value, self.ctx):  # type: ignore[union-attr]
+                return None  # booleans or integers made into floats: nothing to follow
             dtype = argument(expr, 0, "dtype")
             if dtype is not None and is_float32(dtype, self.ctx):
                 return dtype

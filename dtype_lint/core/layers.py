@@ -1,0 +1,672 @@
+"""What a layer is, in any framework, and what role a dtype plays around it (F1).
+
+Computed once per file from CPython's ``ast`` of the *whole* source text (never the
+prefilter's reduction of it, so the findings do not depend on what the prefilter
+keeps), and cached by text: the prefilter's shapes and the LibCST rules ask the same
+:class:`LayerFacts`.
+
+**Layers** are recognised by structure, not by a framework's name:
+
+* a class deriving from a layer base: a torch/Lightning/Flax module, or a base whose
+  last name ends with ``Module``, ``Layer``, ``Block``, ``Model`` or ``Cell`` (Haiku,
+  Keras, Equinox, Objax, Trax and in-house bases), other than data modules;
+* a class whose forward (``forward``, ``forward_*``, ``__call__``, Keras' ``call``)
+  computes with parameters (``self.param``, ``get_parameter``, ``add_weight``,
+  ``self.weights``...) or calls other layers (an attribute built from a framework layer
+  or a layer of this file, or a layer built and called inline);
+* a subclass of a class so recognised in the same file.
+
+**The forward path** is the forward methods of the layers, the functions and methods of
+this file they call (transitively), and the functions called by lambdas a layer stores
+on itself (``self.up = lambda x: upsample(x)``, run when forward calls ``self.up``).
+A call whose result the caller casts back (``helper(x).to(x.dtype)``, or a name it is
+assigned to and cast later) does not put its callee on the path.
+
+**Dtype roles** (for DTL101): a ``dtype`` parameter or field is benign by meaning when
+
+* the function has an initializer's signature (``(key, shape, dtype=...)``);
+* every use of it is the dtype of parameter or state creation (``self.param``,
+  ``self.variable``, ``hk.get_parameter``, ``hk.get_state``, ``add_weight``, an
+  initializer such as ``kernel_init(key, shape, dtype)``): the ``param_dtype`` role;
+* every use of it turns integers or booleans into floats (a comparison, a logical op, a
+  one-hot, a mask or index value cast to it): it cannot upcast an activation;
+* it is passed on only to such uses, directly, through an attribute of ``self``, or
+  through another function of the file;
+* it is never read;
+* (a function parameter) every call of the function in this file passes it from the
+  caller's own parameter, or happens at init time (``__init__``/``setup``, or a
+  ``register_buffer``): the function is an inner link of a dtype chain whose entry
+  carries the default that matters.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import fnmatch
+import functools
+import warnings
+from typing import Iterable, Iterator
+
+Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
+
+FORWARD_PREFIX = "forward"
+FORWARD_NAMES = frozenset({"__call__", "call"})
+_LAYER_BASE_SUFFIXES = ("Module", "Layer", "Block", "Model", "Cell")
+# Qualified-name prefixes of the frameworks' layers (their capitalised names).
+_LAYER_PACKAGES = ("torch.nn.", "flax.linen.", "flax.nnx.", "haiku.", "keras.", "tensorflow.keras.", "tf.keras.",
+                   "equinox.", "objax.nn.", "trax.layers.", "nn.", "hk.", "eqx.")
+# Calls that create parameters or state: a dtype passed to them is a storage dtype.
+_PARAM_CALLS = frozenset({"param", "variable", "get_parameter", "get_state", "add_weight", "add_variable",
+                          "create_parameter", "Parameter", "register_parameter", "register_buffer"})
+# Attributes of self that hold a layer's parameters (Trax, Keras, torch).
+_PARAM_ATTRS = frozenset({"weights", "weight", "kernel", "params", "trainable_weights"})
+# Calls whose result has no floating dtype (booleans, integers).
+_NOT_FLOAT_CALLS = frozenset({"one_hot", "logical_and", "logical_or", "logical_not", "logical_xor", "equal",
+                              "not_equal", "greater", "greater_equal", "less", "less_equal", "isin", "isnan",
+                              "isinf", "isfinite", "eq", "ne", "gt", "ge", "lt", "le", "argmax", "argmin",
+                              "argsort", "bool"})
+_NOT_FLOAT_WORDS = ("mask", "idx", "index", "indices", "ids", "bool", "onehot", "one_hot")
+_CAST_METHODS = frozenset({"to", "astype", "type", "type_as"})
+_INIT_METHODS = frozenset({"__init__", "setup", "build", "init_weights", "init_weights_and_state", "reset_parameters",
+                           "_init_weights", "__post_init__"})
+_KEY_WORDS = ("key", "rng", "seed")
+# Array constructors: a dtype given to them is the new array's.
+_CREATORS = frozenset({"array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "tensor",
+                       "as_tensor", "normal", "uniform", "randn", "rand", "zeros_like", "ones_like", "full_like",
+                       "empty_like", "convert_element_type"})
+
+
+@dataclasses.dataclass
+class _Function:
+    key: Key
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    cls: str | None  # the class it is a method of (directly), if any
+    params: list[str]
+
+
+@dataclasses.dataclass
+class _Class:
+    name: str
+    node: ast.ClassDef
+    bases: list[str]  # qualified, as far as imports tell
+    methods: dict[str, _Function]
+
+
+class LayerFacts:
+    """The layers of one file, its forward path, and the benign dtype parameters and fields."""
+
+    def __init__(self, tree: ast.Module | None, compute_names: frozenset[str], excluded: tuple[str, ...]) -> None:
+        self.compute_names = compute_names
+        self.excluded = excluded  # class-name globs whose forwards are not a layer's (losses, entry points)
+        self.aliases: dict[str, str] = {}
+        self.classes: dict[str, _Class] = {}
+        self.functions: dict[Key, _Function] = {}
+        self.top_functions: dict[str, _Function] = {}
+        self.layers: set[str] = set()
+        self.forward_path: set[Key] = set()
+        self.helper_names: frozenset[str] = frozenset()
+        self._parents: dict[int, ast.AST] = {}
+        self._benign_params: dict[tuple[Key, str], bool] = {}
+        self._benign_fields: dict[tuple[str, str], bool] = {}
+        if tree is None:
+            return
+        self._collect(tree)
+        self._find_layers()
+        self._find_forward_path()
+
+    # -- queries ---------------------------------------------------------------------
+
+    def is_layer(self, cls: str | None) -> bool:
+        return cls is not None and cls in self.layers
+
+    def is_sublayer(self, cls: str | None, name: str) -> bool:
+        """Whether ``self.<name>`` holds a layer: some method of the class (or its in-file
+        family) stores a framework layer or a layer of this file there."""
+        if not cls or cls not in self.classes:
+            return False
+        return any(attr == name and isinstance(value, ast.Call) and self._layer_constructor(value.func)
+                   for member in self._family(cls) if member in self.classes
+                   for method in self.classes[member].methods.values()
+                   for attr, value in _self_stores(method.node))
+
+    def has_method(self, cls: str | None, name: str) -> bool:
+        """Whether ``self.<name>`` is a method of the class (or an in-file base), not a
+        stored sub-layer."""
+        info = self.classes.get(cls) if cls else None
+        return info is not None and self._method(info, name) is not None
+
+    def on_forward_path(self, key: Key) -> bool:
+        """A layer's forward, or a function of this file that one calls (not cast back)."""
+        return key in self.forward_path
+
+    def benign_param(self, key: Key, name: str) -> bool:
+        """Whether parameter ``name`` of the function ``key`` is benign by meaning (see the
+        module docs): an initializer's, a storage dtype, an int-to-float helper's, unread,
+        or an inner link of a dtype chain."""
+        function = self.functions.get(key)
+        return function is not None and name in function.params and (
+            self._benign_meaning(key, name) or self._init_table(function, name)
+            or self._callers_decide(function, name))
+
+    def _benign_meaning(self, key: Key, name: str) -> bool:
+        """An initializer's dtype, or one whose every use is benign (passing it on to a
+        parameter that is itself benign by meaning)."""
+        memo = (key, name)
+        if memo not in self._benign_params:
+            self._benign_params[memo] = True  # a cycle through itself adds no hazard
+            function = self.functions.get(key)
+            self._benign_params[memo] = function is not None and name in function.params and (
+                _initializer_signature(function) or self._benign_uses(function, name))
+        return self._benign_params[memo]
+
+    def benign_field(self, cls: str, name: str) -> bool:
+        """Whether the field (or ``self.<name>``) of class ``cls`` is benign by meaning:
+        never read by the class, its in-file bases or subclasses, or read only in the
+        roles above."""
+        memo = (cls, name)
+        if memo not in self._benign_fields:
+            self._benign_fields[memo] = True
+            reads = list(self._attribute_reads(cls, name)) if cls in self.classes else None
+            # Unread counts only where the class computes in view (it has a forward): a
+            # configuration class's fields are read by others.
+            self._benign_fields[memo] = reads is not None and (bool(reads) or any(
+                any(True for _ in self.forwards(self.classes[member])) for member in self._family(cls)
+                if member in self.classes)) and all(self._benign_use(function, use) for function, use in reads)
+        return self._benign_fields[memo]
+
+    # -- collection ------------------------------------------------------------------
+
+    def _collect(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self._parents[id(child)] = node
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.aliases[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+        def visit(body: Iterable[ast.AST], cls: _Class | None, functions: tuple[str, ...]) -> None:
+            for node in body:
+                if isinstance(node, ast.ClassDef):
+                    info = _Class(node.name, node, [q for q in (self.resolve(b) for b in node.bases) if q], {})
+                    self.classes.setdefault(node.name, info)
+                    visit(node.body, info, functions)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    key = (cls.name if cls else None, functions + (node.name,))
+                    args = node.args
+                    params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+                    function = _Function(key, node, cls.name if cls and not functions else None, params)
+                    self.functions.setdefault(key, function)
+                    if cls is None and not functions:
+                        self.top_functions.setdefault(node.name, function)
+                    if cls is not None and not functions:
+                        cls.methods.setdefault(node.name, function)
+                    visit(node.body, cls, functions + (node.name,))
+                else:
+                    for field in ("body", "orelse", "finalbody", "handlers"):
+                        inner = getattr(node, field, None)
+                        if isinstance(inner, list):
+                            visit(inner, cls, functions)
+                    for case in getattr(node, "cases", ()):
+                        visit(case.body, cls, functions)
+
+        visit(tree.body, None, ())
+
+    def resolve(self, node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        parts.append(self.aliases.get(node.id, node.id))
+        return ".".join(reversed(parts))
+
+    # -- layers ----------------------------------------------------------------------
+
+    def _find_layers(self) -> None:
+        for cls in self.classes.values():
+            if any(_layer_base(b) or self._layer_constructor_name(b) for b in cls.bases) or \
+                    self._computes_with_parameters(cls):
+                self.layers.add(cls.name)
+        changed = True
+        while changed:  # subclasses, and classes calling layers of this file
+            changed = False
+            for cls in self.classes.values():
+                if cls.name in self.layers:
+                    continue
+                if any(b.rsplit(".", 1)[-1] in self.layers for b in cls.bases) or self._calls_layers(cls):
+                    self.layers.add(cls.name)
+                    changed = True
+
+    def forwards(self, cls: _Class) -> Iterator[_Function]:
+        for name, method in cls.methods.items():
+            if name.startswith(FORWARD_PREFIX) or name in FORWARD_NAMES:
+                yield method
+
+    def _computes_with_parameters(self, cls: _Class) -> bool:
+        for method in self.forwards(cls):
+            for node in ast.walk(method.node):
+                if isinstance(node, ast.Call):
+                    name = _last(node.func)
+                    if name in _PARAM_CALLS:
+                        return True
+                    inner = node.func
+                    if isinstance(inner, ast.Call) and self._layer_constructor(inner.func):
+                        return True  # nn.Dense(4)(x)
+                elif (isinstance(node, ast.Attribute) and node.attr in _PARAM_ATTRS and _is_self(node.value)):
+                    return True
+        return self._calls_layers(cls)
+
+    def _calls_layers(self, cls: _Class) -> bool:
+        """A forward calls ``self.<attr>(...)`` where ``self.<attr>`` is built from a layer."""
+        built = {attr for method in cls.methods.values() for attr, value in _self_stores(method.node)
+                 if isinstance(value, ast.Call) and self._layer_constructor(value.func)}
+        if not built:
+            return False
+        return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_self(node.func.value)
+                   and node.func.attr in built for method in self.forwards(cls) for node in ast.walk(method.node))
+
+    def _layer_constructor(self, func: ast.AST) -> bool:
+        return self._layer_constructor_name(self.resolve(func))
+
+    def _layer_constructor_name(self, qualified: str | None) -> bool:
+        if not qualified:
+            return False
+        last = qualified.rsplit(".", 1)[-1]
+        if last in self.layers:
+            return True
+        return last[:1].isupper() and qualified.startswith(_LAYER_PACKAGES) and not last.startswith("Parameter")
+
+    # -- forward path ----------------------------------------------------------------
+
+    def _find_forward_path(self) -> None:
+        todo: list[_Function] = []
+        for name in self.layers:
+            cls = self.classes[name]
+            if _matches(cls.name, self.excluded) or any(_matches(b.rsplit(".", 1)[-1], self.excluded)
+                                                        for b in cls.bases):
+                continue
+            todo.extend(self.forwards(cls))
+            # Lambdas a layer stores on itself run when its forward calls them.
+            for method in cls.methods.values():
+                for _, value in _self_stores(method.node):
+                    if isinstance(value, ast.Lambda):
+                        todo.extend(self._callees(value.body, method, set()))
+        seen: set[Key] = set()
+        while todo:
+            function = todo.pop()
+            if function.key in seen:
+                continue
+            seen.add(function.key)
+            todo.extend(self._callees(function.node, function, set()))
+        self.forward_path = seen
+        self.helper_names = frozenset(key[1][-1] for key in seen)
+
+    def _callees(self, root: ast.AST, caller: _Function, cast_names: set[str]) -> Iterator[_Function]:
+        """Functions of this file called in ``root`` whose result is not cast back."""
+        casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
+        for node in ast.walk(root):
+            if not isinstance(node, ast.Call) or self._cast_back_at(node, casts):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in self.top_functions:
+                yield self.top_functions[func.id]
+            elif isinstance(func, ast.Attribute) and _is_self(func.value):
+                cls = self._class_of(caller)
+                method = self._method(cls, func.attr) if cls else None
+                if method is not None:
+                    yield method
+
+    def _passed_to_casting(self, function: ast.AST) -> set[str]:
+        """Names the function passes to a function of this file that casts back (a
+        statistic handed to the helper that normalises and casts the output)."""
+        return {arg.id for node in ast.walk(function) if isinstance(node, ast.Call) and self._casting_callee(node)
+                for arg in (*node.args, *(k.value for k in node.keywords)) if isinstance(arg, ast.Name)}
+
+    def _class_of(self, function: _Function) -> _Class | None:
+        name = function.key[0]
+        return self.classes.get(name) if name else None
+
+    def _method(self, cls: _Class, name: str, depth: int = 0) -> _Function | None:
+        if name in cls.methods:
+            return cls.methods[name]
+        if depth > 8:
+            return None
+        for base in cls.bases:
+            parent = self.classes.get(base.rsplit(".", 1)[-1])
+            if parent is not None and parent is not cls:
+                found = self._method(parent, name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _cast_back_at(self, call: ast.Call, casts: set[str]) -> bool:
+        """The call's value is cast back: ``f(x).to(x.dtype)``, or a name it is assigned to
+        is cast to a dtype that is not float32 later in the caller."""
+        parent = self._parents.get(id(call))
+        if isinstance(parent, ast.Attribute) and parent.attr in _CAST_METHODS:
+            grand = self._parents.get(id(parent))
+            if isinstance(grand, ast.Call) and _casts_to_follower(grand):
+                return True
+        if isinstance(parent, ast.Assign):
+            names = {n.id for t in parent.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            return bool(names & casts)
+        if isinstance(parent, (ast.Call, ast.keyword)):
+            # Passed straight to a function of this file that casts its result back.
+            outer = parent if isinstance(parent, ast.Call) else self._parents.get(id(parent))
+            return isinstance(outer, ast.Call) and self._casting_callee(outer)
+        return False
+
+    def _casting_callee(self, call: ast.Call) -> bool:
+        func = call.func
+        target = None
+        if isinstance(func, ast.Name):
+            target = self.top_functions.get(func.id)
+        elif isinstance(func, ast.Attribute) and _is_self(func.value):
+            for cls in self.classes.values():
+                if func.attr in cls.methods:
+                    target = cls.methods[func.attr]
+                    break
+        return target is not None and any(isinstance(n, ast.Call) and _casts_back(n) for n in ast.walk(target.node))
+
+    # -- dtype roles -----------------------------------------------------------------
+
+    def _benign_uses(self, function: _Function, name: str) -> bool:
+        uses = [n for n in ast.walk(function.node) if isinstance(n, ast.Name) and n.id == name
+                and isinstance(n.ctx, ast.Load)]
+        # An unread parameter says nothing of its meaning (a stub, an API's placeholder).
+        return bool(uses) and all(self._benign_use(function, use) for use in uses)
+
+    def _benign_use(self, function: _Function, use: ast.AST, depth: int = 0) -> bool:
+        """One read of a dtype: storage, int-to-float, or passed on to such a use."""
+        parent = self._parents.get(id(use))
+        if isinstance(parent, ast.keyword):
+            keyword: str | None = parent.arg
+            call = self._parents.get(id(parent))
+        else:
+            keyword, call = None, parent
+        if isinstance(parent, ast.Assign) and use is parent.value:
+            # self.attr = dtype: the attribute's reads decide.
+            targets = [t for t in parent.targets if isinstance(t, ast.Attribute) and _is_self(t.value)]
+            cls = self._class_of(function)
+            return bool(targets) and cls is not None and len(targets) == len(parent.targets) and all(
+                self.benign_field(cls.name, t.attr) for t in targets)
+        if not isinstance(call, ast.Call) or use is call.func:
+            return False
+        callee = _last(call.func)
+        if callee is None:
+            return False
+        if callee in _PARAM_CALLS or ("init" in callee.lower() and callee != "__init__"):
+            return True  # a parameter, state or initializer's dtype
+        if callee in _CREATORS and self._in_storage(call):
+            return True  # nn.Parameter(torch.zeros(n, dtype=dtype)), a buffer's value
+        if self._int_to_float(call, use):
+            return True
+        # Passed on to a function of this file: that parameter's role decides.
+        target = self._target_function(call, function)
+        if target is not None:
+            param = keyword if keyword is not None else _positional_param(target, call, use)
+            if param is not None and param in self.compute_names:
+                return self._benign_meaning(target.key, param)
+        return False
+
+    def _int_to_float(self, call: ast.Call, use: ast.AST) -> bool:
+        """``X.astype(dtype)``, ``array(X, dtype)``, ``one_hot(..., dtype=dtype)`` with X a
+        boolean or integer value."""
+        callee = _last(call.func)
+        if callee == "one_hot":
+            return True
+        source: ast.AST | None = None
+        if callee in _CAST_METHODS and isinstance(call.func, ast.Attribute):
+            source = call.func.value
+        elif callee in ("array", "asarray", "tensor", "as_tensor", "convert_element_type") and call.args:
+            source = call.args[0] if call.args[0] is not use else None
+        return source is not None and self._not_float(source, call, 0)
+
+    def _not_float(self, value: ast.AST, at: ast.AST, depth: int) -> bool:
+        if depth > 4:
+            return False
+        if isinstance(value, ast.Compare) or (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)):
+            return True
+        if isinstance(value, ast.Call):
+            callee = _last(value.func)
+            if callee in _NOT_FLOAT_CALLS:
+                return True
+            # A helper of this file whose parameters are compared (a pairwise function
+            # given a comparison by default): follow the names only.
+            return any(self._not_float(a, at, depth + 1) for a in value.args[:1]) if callee in (
+                "expand_dims", "reshape", "broadcast_to", "squeeze", "transpose", "tril", "triu") else False
+        if isinstance(value, ast.Subscript):
+            return self._not_float(value.value, at, depth + 1)
+        if isinstance(value, ast.Name):
+            if any(word in value.id.lower() for word in _NOT_FLOAT_WORDS):
+                return True
+            return False
+        return False
+
+    def _target_function(self, call: ast.Call, caller: _Function) -> _Function | None:
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in self.top_functions:
+                return self.top_functions[func.id]
+            if func.id in self.classes:
+                return self.classes[func.id].methods.get("__init__")
+        if isinstance(func, ast.Attribute) and _is_self(func.value):
+            cls = self._class_of(caller)
+            return self._method(cls, func.attr) if cls else None
+        return None
+
+    def _attribute_reads(self, cls_name: str, attr: str) -> Iterator[tuple[_Function, ast.AST]]:
+        """Every ``self.<attr>`` load in the methods of the class, its in-file bases and
+        its in-file subclasses."""
+        family = self._family(cls_name)
+        for function in self.functions.values():
+            if function.key[0] not in family:
+                continue
+            for node in ast.walk(function.node):
+                if (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)
+                        and _is_self(node.value)):
+                    yield function, node
+                elif isinstance(node, ast.Call) and _last(node.func) in ("getattr", "vars", "asdict", "replace",
+                                                                           "__dict__"):
+                    yield function, node  # read by name or wholesale: not benign
+
+    def _family(self, cls_name: str) -> set[str]:
+        family = {cls_name}
+        changed = True
+        while changed:
+            changed = False
+            for cls in self.classes.values():
+                if cls.name in family:
+                    for base in cls.bases:
+                        last = base.rsplit(".", 1)[-1]
+                        if last in self.classes and last not in family:
+                            family.add(last)
+                            changed = True
+                elif any(b.rsplit(".", 1)[-1] in family for b in cls.bases):
+                    family.add(cls.name)
+                    changed = True
+        return family
+
+    def _callers_decide(self, function: _Function, name: str) -> bool:
+        """A method whose every call in its class (``self.<method>(...)``) passes the dtype
+        or casts the result back where it is applied: its default is never what decides."""
+        if function.cls is None:
+            return False
+        method = function.key[1][0]
+        params = [p for p in function.params if p != "self"]
+        position = params.index(name) if name in params else -1
+        calls = 0
+        for caller in self.functions.values():
+            if caller.key[0] not in self._family(function.cls):
+                continue
+            casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
+            for node in ast.walk(caller.node):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == method and _is_self(node.func.value)):
+                    continue
+                calls += 1
+                passes = any(k.arg == name for k in node.keywords) or (
+                    0 <= position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args))
+                if not (passes or self._cast_back_at(node, casts)):
+                    return False
+        return calls > 0
+
+    def _init_table(self, function: _Function, name: str) -> bool:
+        """A table builder used at init: some call of the function in this file runs at
+        init time (``__init__``/``setup``, or a ``register_buffer``), and every other call
+        passes ``name`` on from the caller's own parameter (the caller's default is the
+        one that matters there)."""
+        if function.cls is not None or len(function.key[1]) != 1:
+            return False  # module-level functions only: methods are called through objects
+        fname = function.key[1][0]
+        calls = [(caller, node) for caller in self.functions.values() for node in ast.walk(caller.node)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fname
+                 and caller is not function]
+        if not calls:
+            return False
+        position = function.params.index(name)
+        at_init = False
+        for caller, call in calls:
+            if caller.key[1][0] in _INIT_METHODS or self._in_buffer(call):
+                at_init = True
+                continue
+            value = next((k.value for k in call.keywords if k.arg == name), None)
+            if value is None and position < len(call.args) and not any(
+                    isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+                value = call.args[position]
+            if not (isinstance(value, ast.Name) and value.id in caller.params):
+                return False
+        return at_init
+
+    def _in_buffer(self, call: ast.AST) -> bool:
+        return self._in_storage(call, ("register_buffer", "Parameter"))
+
+    def _in_storage(self, call: ast.AST, callees: Iterable[str] = _PARAM_CALLS) -> bool:
+        """The value is (part of) an argument of a call that stores a parameter or buffer."""
+        node = self._parents.get(id(call))
+        while node is not None and not isinstance(node, ast.stmt):
+            if isinstance(node, ast.Call) and _last(node.func) in callees:
+                return True
+            node = self._parents.get(id(node))
+        return False
+
+
+# -- helpers -------------------------------------------------------------------------
+
+def _last(func: ast.AST) -> str | None:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _layer_base(qualified: str) -> bool:
+    last = qualified.rsplit(".", 1)[-1]
+    return last.endswith(_LAYER_BASE_SUFFIXES) and "Data" not in last
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _self_stores(function: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """(attribute, value) of each ``self.<attribute> = value`` in the function."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and _is_self(target.value):
+                    yield target.attr, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            if isinstance(node.target, ast.Attribute) and _is_self(node.target.value):
+                yield node.target.attr, node.value
+
+
+def _casts_to_follower(call: ast.Call) -> bool:
+    """A cast whose dtype follows something (``x.dtype``, ``self.dtype``, ``type_as``) or
+    is a low precision: not float32."""
+    if _last(call.func) == "type_as":
+        return True
+    args = [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]
+    for arg in args:
+        text = ast.dump(arg)
+        if "float32" in text or "'float'" in text or "single" in text:
+            continue
+        if "dtype" in text.lower() or "float16" in text or "half" in text:
+            return True
+    return False
+
+
+def _casts_back(call: ast.Call) -> bool:
+    """``x.to(x.dtype)``, ``x.astype(dtype)``, ``jnp.asarray(y, dtype)``: a cast or a
+    conversion to a dtype that follows something."""
+    name = _last(call.func)
+    if name in _CAST_METHODS:
+        return _casts_to_follower(call)
+    if name in _CREATORS and (len(call.args) > 1 or call.keywords):
+        return _casts_to_follower(ast.Call(call.func, call.args[1:], call.keywords))
+    return False
+
+
+def _cast_receivers(function: ast.AST) -> set[str]:
+    """Names the function casts back somewhere (``v.to(x.dtype)``, ``v.astype(dtype)``)."""
+    out: set[str] = set()
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CAST_METHODS
+                and isinstance(node.func.value, ast.Name) and _casts_to_follower(node)):
+            out.add(node.func.value.id)
+    return out
+
+
+def _initializer_signature(function: _Function) -> bool:
+    """``(key, shape, dtype=...)``: a JAX initializer, whose dtype is the parameter's."""
+    params = [p for p in function.params if p != "self"]
+    return (len(params) >= 3 and any(w in params[0].lower() for w in _KEY_WORDS) and "shape" in params[1].lower())
+
+
+def _positional_param(target: _Function, call: ast.Call, use: ast.AST) -> str | None:
+    params = [p for p in target.params if p != "self"] if target.cls else target.params
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if arg is use:
+            return params[index] if index < len(params) else None
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _facts(text: str, compute_names: frozenset[str], excluded: tuple[str, ...]) -> LayerFacts:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree: ast.Module | None = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    return LayerFacts(tree, compute_names, excluded)
+
+
+def facts(text: str, options) -> LayerFacts:
+    """The layer facts of a whole source text, computed once per text and options."""
+    from dtype_lint.rules.patterns import LOSS_CLASSES
+
+    compute = frozenset(options.compute_dtype_names) - frozenset(options.param_dtype_names)
+    return _facts(text, compute, tuple(LOSS_CLASSES) + tuple(options.entry_point_classes))
+
+
+def key_of(ctx) -> Key:
+    """The key of the function whose body a LibCST rule is in (see FileContext)."""
+    from dtype_lint.core.deferred import cst
+
+    names = tuple(scope.name for scope in ctx.scopes if isinstance(scope.node, cst.FunctionDef))
+    cls = ctx.classes[-1].name if ctx.classes else None
+    return (cls, names)
