@@ -3,24 +3,34 @@
 from __future__ import annotations
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
+import ast
+import re
+
 from dtype_lint.core.shapes import Prefilter, literals, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, matches_any, method_name
+from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, callee, file_text, may_make_source, stores_on_self
 
 _MP_ROOTS = ("multiprocessing", "torch.multiprocessing")
-# (sink, keyword, position) for calls named directly.
+# What calls named directly pickle: (keyword, position) of the function, then of its
+# arguments (all pickled for the worker).
 _SPAWNS = {
-    "torch.multiprocessing.spawn": ("fn", 0),
-    "torch.multiprocessing.start_processes": ("fn", 0),
-    "torch.multiprocessing.spawn.spawn": ("fn", 0),
-    "torch.multiprocessing.spawn.start_processes": ("fn", 0),
+    "torch.multiprocessing.spawn": (("fn", 0), ("args", 1)),
+    "torch.multiprocessing.start_processes": (("fn", 0), ("args", 1)),
+    "torch.multiprocessing.spawn.spawn": (("fn", 0), ("args", 1)),
+    "torch.multiprocessing.spawn.start_processes": (("fn", 0), ("args", 1)),
 }
 _POOL_METHODS = {
     "pool": ("map", "map_async", "imap", "imap_unordered", "starmap", "starmap_async", "apply", "apply_async"),
     "executor": ("submit", "map"),
 }
+# Process(group, target, name, args, kwargs); Pool(processes, initializer, initargs);
+# ProcessPoolExecutor(max_workers, mp_context, initializer, initargs).
+_PROCESS_ARGS = (("target", 1), ("args", 3), ("kwargs", 4))
+_INITIALIZERS = {"pool": (("initializer", 1), ("initargs", 2)), "executor": (("initializer", 2), ("initargs", 3))}
 PICKLE_WHY = (
     "{kind} cannot be pickled, so {sink} fails when the worker starts under the spawn or "
     "forkserver start method (the Linux default since Python 3.14; always on macOS and "
@@ -29,6 +39,10 @@ PICKLE_WHY = (
 
 
 _SINK_WORDS = ("spawn", "start_processes", "Process", "Pool")
+# The calls the rule reads (by their last name), and the words of a file that has one.
+_SINK_CALLS = frozenset({"spawn", "start_processes", "Process", "Pool", "ProcessPoolExecutor",
+                         *_POOL_METHODS["pool"], *_POOL_METHODS["executor"]})
+_FILE_SINKS = re.compile(r"\b(?:spawn|start_processes|Process|Pool|ProcessPoolExecutor)\b")
 
 class UnpicklableProcessTarget(Rule):
     doc = RuleDoc(
@@ -81,12 +95,21 @@ class UnpicklableProcessTarget(Rule):
         if sinks is None:
             return None
         extra = words(sinks)
+
+        def keeps(t, lc, u) -> bool:
+            if (any(w in t for w in _SINK_WORDS) or (sinks and extra.search(t))) and may_make_source(t, lc, u):
+                return u is None or bool(sinks) or any(callee(c) in _SINK_CALLS for c in u.index(ast.Call))
+            # A value stored on self here may reach a sink in another method.
+            return (u is not None and may_make_source(t, lc, u, via_self=False) and stores_on_self(u)
+                    and bool(_FILE_SINKS.search(file_text(u.lines)) or (sinks and extra.search(file_text(u.lines)))))
+
         return Prefilter(
-            lambda t, lc, u: lc and (any(w in t for w in _SINK_WORDS) or bool(extra.search(t))),
+            keeps,
             import_words=("spawn", "start_processes", "Process", "Pool", "lambda", "partial"),
             configured=tuple(sinks),
             # Pools and process contexts bound to a name, and callables that cannot be pickled.
             value_words=("lambda", "partial", "Pool", "Process", "get_context", "spawn"),
+            body_words=BODY_WORDS,
         )
 
     valid = (
@@ -114,19 +137,29 @@ class UnpicklableProcessTarget(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
         if qualified in _SPAWNS:
-            keyword, position = _SPAWNS[qualified]
-            self._check(argument(node, position, keyword), qualified)
+            for keyword, position in _SPAWNS[qualified]:
+                self._check(argument(node, position, keyword), f"{qualified}({keyword}=...)")
             return
         factory = self._factory_kind(node)
         if factory == "process":
-            self._check(argument(node, None, "target"), "Process(target=...)")
+            for keyword, position in _PROCESS_ARGS:
+                self._check(argument(node, position, keyword), f"Process({keyword}=...)")
         elif factory in ("pool", "executor"):
-            self._check(argument(node, None, "initializer"), "the pool's initializer")
+            for keyword, position in _INITIALIZERS[factory]:
+                self._check(argument(node, position, keyword), f"the pool's {keyword}")
         name = method_name(node)
         if name is not None and name in _POOL_METHODS["pool"] + _POOL_METHODS["executor"]:
             kind = self._pool_kind(node.func.value)  # type: ignore[union-attr]
             if kind and name in _POOL_METHODS[kind]:
-                self._check(argument(node, 0, "func" if kind == "pool" else "fn"), f"a process pool's {name}()")
+                sink = f"a process pool's {name}()"
+                self._check(argument(node, 0, "func" if kind == "pool" else "fn"), sink)
+                if kind == "executor" and name == "submit":
+                    # submit(fn, *args, **kwargs): every argument goes to the worker.
+                    for arg in node.args[1:]:
+                        self._check(arg.value, sink)
+                elif name in ("apply", "apply_async"):
+                    for keyword, position in (("args", 1), ("kwds", 2)):
+                        self._check(argument(node, position, keyword), sink)
         if qualified:
             for sink in self.options.extra_pickling_sinks:
                 pattern, _, arg = sink.rpartition(":")
@@ -137,9 +170,8 @@ class UnpicklableProcessTarget(Rule):
     def _check(self, value: cst.BaseExpression | None, sink: str) -> None:
         if value is None:
             return
-        kind = self.ctx.local_callable_kind(value)
-        if kind:
-            self.report(value, self.message.format(kind=kind, sink=sink))
+        for source in FileFlow.of(self.ctx).sources(value):
+            self.report(source.node, self.message.format(kind=source.kind, sink=sink))
 
     def _factory_kind(self, call: cst.Call) -> str | None:
         """'process', 'pool' or 'executor' when the call makes one of those."""

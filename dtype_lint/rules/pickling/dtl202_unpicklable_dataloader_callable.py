@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
+import ast
+
 from dtype_lint.core.shapes import Prefilter
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, has_star_kwargs
 from dtype_lint.rules.pickling.dtl201_unpicklable_process_target import PICKLE_WHY
+from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, callee, file_text, may_make_source, stores_on_self
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)
@@ -53,8 +57,15 @@ class UnpicklableDataLoaderCallable(Rule):
     message = PICKLE_WHY
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: lc and "DataLoader" in t,
-                         import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"))
+        def keeps(t, lc, u) -> bool:
+            if "DataLoader" in t and may_make_source(t, lc, u):
+                return u is None or any(_may_pass_callable(c) for c in u.index(ast.Call))
+            # A value stored on self here may reach a loader in another method.
+            return (u is not None and may_make_source(t, lc, u, via_self=False) and stores_on_self(u)
+                    and "DataLoader" in file_text(u.lines))
+
+        return Prefilter(keeps, import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"),
+                         body_words=BODY_WORDS)
 
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, collate_fn=lambda b: b)",
@@ -87,9 +98,20 @@ class UnpicklableDataLoaderCallable(Rule):
             return  # DataLoader's default is num_workers=0
         if isinstance(workers, cst.Integer) and workers.evaluated_value == 0:
             return
+        flow = FileFlow.of(self.ctx)
         for keyword, position in _CALLABLES:
             value = argument(node, position if positional else None, keyword)
-            kind = self.ctx.local_callable_kind(value) if value is not None else None
-            if kind:
-                sink = f"{last}({keyword}=...) with workers"
-                self.report(value, self.message.format(kind=kind, sink=sink))
+            sources = flow.sources(value) if value is not None else []
+            # What `**loader_kwargs` passes, reported where the entry is stored.
+            sources += flow.keyword_sources(node, keyword)
+            sink = f"{last}({keyword}=...) with workers"
+            for source in sources:
+                self.report(source.node, self.message.format(kind=source.kind, sink=sink))
+
+
+def _may_pass_callable(call: ast.Call) -> bool:
+    """A loader call that may pass a collate_fn or worker_init_fn (by keyword, through
+    ``**kwargs``, or by position)."""
+    if not callee(call).endswith("Loader"):
+        return False
+    return len(call.args) > 6 or any(k.arg in (None, "collate_fn", "worker_init_fn") for k in call.keywords)

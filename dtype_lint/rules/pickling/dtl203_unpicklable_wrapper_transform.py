@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
 from dtype_lint.core.shapes import Prefilter, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, matches_any
+from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, file_text, may_make_source, stores_on_self
 
 
 class UnpicklableWrapperTransform(Rule):
@@ -54,8 +56,15 @@ class UnpicklableWrapperTransform(Rule):
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
         keywords = words([p.rpartition(":")[2] for p in options.wrapper_transforms])
-        return Prefilter(lambda t, lc, u: lc and bool(keywords.search(t)),
-                         import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"))
+        def keeps(t, lc, u) -> bool:
+            if keywords.search(t) and may_make_source(t, lc, u):
+                return True
+            # A value stored on self here may reach a wrapper in another method.
+            return (u is not None and may_make_source(t, lc, u, via_self=False) and stores_on_self(u)
+                    and bool(keywords.search(file_text(u.lines))))
+
+        return Prefilter(keeps, import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"),
+                         body_words=BODY_WORDS)
 
     valid = (
         "def to_float(o): ...\nWrapper(net, output_transform=to_float)",
@@ -75,7 +84,8 @@ class UnpicklableWrapperTransform(Rule):
             if not matches_any(qualified, (pattern,)):
                 continue
             value = argument(node, None, keyword)
-            kind = self.ctx.local_callable_kind(value) if value is not None else None
-            if kind:
+            flow = FileFlow.of(self.ctx)
+            sources = (flow.sources(value) if value is not None else []) + flow.keyword_sources(node, keyword)
+            for source in sources:
                 sink = f"{qualified.rsplit('.', 1)[-1]}({keyword}=...)"
-                self.report(value, self.message.format(kind=kind, sink=sink))
+                self.report(source.node, self.message.format(kind=source.kind, sink=sink))

@@ -7,13 +7,15 @@ import re
 from typing import Callable, Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
 from dtype_lint.core.shapes import Index, Names, Prefilter, lines_of, literals, may_be_module, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any, module_kind
+from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, GENERATOR_PARAM, GENERATOR_WORDS, factory_call
 
-_ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)")
+_ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)|\bsetattr\b")
 _FORWARD_STORE = re.compile(r"\.\s*forward\s*=(?!=)")
 
 class CallableOnModule(Rule):
@@ -76,12 +78,15 @@ class CallableOnModule(Rule):
         owners = words(["Dataset", *stages])
         return Prefilter(
             lambda t, lc, u: bool(
-                (lc and _ATTR_STORE.search(t) and (u is None or _callable_store(u.index, u.lines, u.nodes[0], u.names)))
+                (_ATTR_STORE.search(t) and (
+                    (lc or GENERATOR_WORDS.search(t)) if u is None
+                    else _callable_store(u.index, u.lines, u.nodes[0], u.names, u)))
                 or ("forward" in t and _FORWARD_STORE.search(t))
                 or (lc and owners.search(t))),
             import_words=("Dataset", "lambda", "partial"),
             configured=tuple(stages),
             value_words=("lambda", "partial", "Dataset"),
+            body_words=BODY_WORDS,
         )
 
     valid = (
@@ -111,9 +116,15 @@ class CallableOnModule(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Attribute):
-                self._check_store(target.target, node.value)
+                self._check_store(target.target.value, target.target.attr.value, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
+            # setattr(obj, "name", value) stores like obj.name = value.
+            name = node.args[1].value
+            attr = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+            self._check_store(node.args[0].value, attr if isinstance(attr, str) else "", node.args[2].value)
+            return
         qualified = self.ctx.resolve(node.func)
         if not qualified:
             return
@@ -123,33 +134,52 @@ class CallableOnModule(Rule):
             owner = f"a dataset pipeline (a {qualified} stage)"
         else:
             return
+        flow = FileFlow.of(self.ctx)
         for arg in node.args:
-            kind = self.ctx.local_callable_kind(arg.value)
-            if kind:
-                self.report(arg.value, self.message.format(kind=kind, owner=owner))
+            for source in flow.sources(arg.value):
+                self.report(source.node, self.message.format(kind=source.kind, owner=owner))
 
-    def _check_store(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
-        owner = self._owner(target.value)
+    def _check_store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
+        owner = self._owner(receiver)
         if owner is None:
             return
-        for candidate in _branches(value):
-            kind = self.ctx.local_callable_kind(candidate)
-            if kind:
-                self.report(candidate, self.message.format(kind=kind, owner=owner))
-            elif target.attr.value == "forward" and self._wraps_forward(candidate):
-                self.report(candidate, self.message.format(kind="a wrapper's closure", owner=owner))
+        sources = FileFlow.of(self.ctx).sources(value, attributes=False)
+        for source in sources:
+            self.report(source.node, self.message.format(kind=source.kind, owner=owner))
+        if attr == "forward" and not sources:
+            for candidate in _branches(value):
+                if self._wraps_forward(candidate):
+                    self.report(candidate, self.message.format(kind="a wrapper's closure", owner=owner))
 
     def _owner(self, receiver: cst.BaseExpression) -> str | None:
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             cls = self.ctx.method_class()
-            if cls is not None and cls.kinds & {"torch_module", "dataset"}:
-                return f"a {cls.name} instance"
-            # Datasets and loaders hold transforms, processors and collators, and
-            # pickle them with themselves.
-            if cls is not None and matches_any(cls.name, self.options.transform_classes):
-                return f"a {cls.name} instance (datasets hold it)"
+            return self._pickled_whole(cls.name, cls.kinds, cls.bases) if cls is not None else None
+        if module_kind(receiver, self.ctx, self.options):
+            return "a model"
+        # An instance the file constructs: `ds = MyDataset(...)`, `dm = cls()` in a
+        # classmethod of a data module.
+        constructed = FileFlow.of(self.ctx).constructed_class(receiver)
+        if constructed is None:
             return None
-        return "a model" if module_kind(receiver, self.ctx, self.options) else None
+        name = constructed.rsplit(".", 1)[-1]
+        known = self.ctx.known_classes.get(constructed)
+        if known is not None:
+            return self._pickled_whole(known.name, known.kinds, known.bases)
+        return self._pickled_whole(name, frozenset(self.ctx.kinds_of(constructed)), ())
+
+    def _pickled_whole(self, name: str, kinds: frozenset[str], bases: tuple[str, ...]) -> str | None:
+        """How an instance of the class is pickled whole, or None."""
+        if kinds & {"torch_module", "dataset"}:
+            return f"a {name} instance"
+        # Lightning data modules go to ddp_spawn workers with the trainer.
+        if any(n.endswith("DataModule") for n in (name, *bases)):
+            return f"a {name} data module (spawned trainers pickle it)"
+        # Datasets and loaders hold transforms, processors, collators and readers, and
+        # pickle them with themselves.
+        if matches_any(name, self.options.transform_classes):
+            return f"a {name} instance (datasets hold it)"
+        return None
 
     def _wraps_forward(self, value: cst.BaseExpression) -> bool:
         """`wrap(model.forward)` or `decorator(...)(model.forward)`: a closure around forward."""
@@ -170,29 +200,50 @@ def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, names: Callable[[], Names]) -> bool:
-    """DTL204: an attribute of ``self`` or of what may be a module assigned a lambda, a
-    ``partial``, a wrapper of ``forward``, or a name this unit binds to one of those or
-    defines as a function or class (``own``, the unit's own function, is not local to
-    itself)."""
+def _callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, names: Callable[[], Names],
+                    u=None) -> bool:
+    """DTL204: an attribute of ``self``, of what may be a module, or of a name bound to a
+    call (an instance the file constructs) assigned (or ``setattr``) a value the flow may
+    take for a source: a lambda, a generator, a ``partial``, a wrapper of ``forward``, a
+    call of a factory of the file, or a name this unit binds (or a parameter it may take
+    for a generator or a wrapped function) (``own``, the unit's own function, is not
+    local to itself)."""
     local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
     for node in index(ast.Assign):
-        if isinstance(node.value, (ast.Lambda, ast.Call, ast.Name)):
-            local.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    stores = [(target.value, node.value) for node in index(ast.Assign) for target in node.targets
-              if isinstance(target, ast.Attribute) and _may_be_callable(node.value, local, lines)]
+        local.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    local.update(a.arg for a in index(ast.arg) if GENERATOR_PARAM.search(a.arg) or (
+        a.annotation is not None and GENERATOR_WORDS.search(lines_of(a.annotation, lines))))
+    for node in index(ast.FunctionDef, ast.AsyncFunctionDef):
+        for d in node.decorator_list:  # @wraps(func): func is the decorated function
+            if isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Name):
+                local.add(d.args[0].id)
+    pairs = [(target.value, node.value) for node in index(ast.Assign) for target in node.targets
+             if isinstance(target, ast.Attribute)]
+    pairs += [(c.args[0], c.args[2]) for c in index(ast.Call)
+              if isinstance(c.func, ast.Name) and c.func.id == "setattr" and len(c.args) == 3]
+    stores = [(owner, value) for owner, value in pairs if _may_be_callable(value, local, lines, u)]
     if not stores:
         return False
     known = names()
     return any((isinstance(owner, ast.Name) and owner.id == "self") or may_be_module(owner, known, 0)
+               or (isinstance(owner, ast.Name) and any(isinstance(v, ast.Call) for v in known.bindings.get(owner.id, ())))
                for owner, _ in stores)
 
 
-def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str]) -> bool:
+def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str], u=None) -> bool:
     if isinstance(value, ast.IfExp):
-        return _may_be_callable(value.body, local, lines) or _may_be_callable(value.orelse, local, lines)
+        return _may_be_callable(value.body, local, lines, u) or _may_be_callable(value.orelse, local, lines, u)
+    if isinstance(value, ast.BoolOp):
+        return any(_may_be_callable(v, local, lines, u) for v in value.values)
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return any(_may_be_callable(v, local, lines, u) for v in value.elts)
+    if isinstance(value, ast.Dict):
+        return any(_may_be_callable(v, local, lines, u) for v in value.values)
+    if isinstance(value, ast.Starred):
+        return _may_be_callable(value.value, local, lines, u)
     if isinstance(value, ast.Call):
         func = value.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        return name == "partial" or "forward" in lines_of(value, lines)
-    return isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in local)
+        return (name == "partial" or "forward" in lines_of(value, lines) or isinstance(func, ast.Call)
+                or (u is None or factory_call(value, u)))
+    return isinstance(value, (ast.Lambda, ast.GeneratorExp)) or (isinstance(value, ast.Name) and value.id in local)
