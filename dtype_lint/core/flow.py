@@ -10,7 +10,8 @@ tree made the first time a rule asks (:meth:`FileFlow.of`, cached on the FileCon
 
 * a ``lambda``; a generator expression;
 * a function or class defined inside a function (a nested ``def``/``class``);
-* a call of a generator function of the file (a generator object);
+* a call of a generator function of the file (a generator object); an instance of a
+  local class;
 * a call of a function of the file that returns one of these (a factory returning a
   local function);
 * a ``functools.partial`` (or ``wraps(f)(g)``) holding any of these;
@@ -287,6 +288,8 @@ class FileFlow:
         if isinstance(call.func, cst.Name):
             name = call.func.value
             found = self._lookup(name, scope)
+            if found is not None and name in found.classes and found.nested:
+                return f"an instance of the local class '{name}'"
             function = found.defs.get(name) if found is not None else None
             if function is None:
                 return None

@@ -50,12 +50,26 @@ class UnpicklableProcessTarget(Rule):
         name="unpicklable-process-target",
         summary="Lambda or local callable sent to another process",
         what_it_does="""
-            Checks for a lambda, a function or class defined inside a function, or a
-            `functools.partial` of one, passed where it is pickled to start a process:
-            `torch.multiprocessing.spawn`/`start_processes`, `Process(target=...)`,
-            `Pool(initializer=...)` and a pool's `map`/`apply`/`imap`/`starmap` methods
-            (also from `with Pool() as p` and `mp.get_context(...)`), and
-            `ProcessPoolExecutor(initializer=...)` with its `submit`/`map`.
+            Checks for a value that pickle cannot store by reference sent to another
+            process: `torch.multiprocessing.spawn`/`start_processes` (`fn` and `args`),
+            `Process(target=..., args=..., kwargs=...)`, `Pool(initializer=...,
+            initargs=...)` and a pool's `map`/`imap`/`starmap`/`apply` (with `args`/`kwds`)
+            methods (also from `with Pool() as p` and `mp.get_context(...)`), and
+            `ProcessPoolExecutor(initializer=...)` with its `map` and `submit` (every
+            argument).
+
+            Sources, followed within the file by `dtype_lint.core.flow`: a lambda, a
+            function or class defined inside a function, a generator (a generator
+            expression, a call of a generator function of the file, or a parameter named
+            `generator`/`gen` or annotated `Generator`/`Iterator` in a function that
+            iterates it or yields), a local function returned by a factory of the file
+            (`make_worker(cfg)`), a `functools.partial` holding any of these, and inside
+            a decorator the function it decorates when the wrapper copies its name with
+            `functools.wraps(func)` (the module attribute then holds the wrapper, so
+            pickle cannot find `func` by name). They flow through assignments (every
+            value a name is given in its function), `x or (lambda ...)`, conditional
+            expressions, tuple/list/dict displays, and `self.attr` stored by any method
+            of the class.
             """,
         why_bad="""
             The `spawn` and `forkserver` start methods pickle the target to send it to the
@@ -82,9 +96,13 @@ class UnpicklableProcessTarget(Rule):
               the argument is a keyword or a 0-based position.
             """,
         known_limits="""
-            A callable that reaches the sink through a container, an attribute or another
-            function's return value is not followed (the mypy plugin follows variables and
-            attributes). Pools passed in as parameters are not recognised.
+            The flow stays within one file and is flow-insensitive within a function (a
+            name counts as holding every value it is ever given there). Not followed: a
+            value passed in as a parameter (except the decorator and generator cases
+            above), returned by a method or a function of another file, stored on an
+            attribute of anything but `self`, or held in a container that is built up
+            with `append`; a class-level attribute; a pool passed in as a parameter. The
+            pool's `map` iterable is not checked (it is consumed in the parent).
             """,
     )
     message = PICKLE_WHY
@@ -120,6 +138,8 @@ class UnpicklableProcessTarget(Rule):
         "def f():\n    with ThreadPoolExecutor() as ex:\n        ex.submit(lambda: 1)",
         "import functools, multiprocessing\ndef work(a, b): ...\n"
         "multiprocessing.Process(target=functools.partial(work, 1)).start()",
+        "import multiprocessing as mp\ndef run(xs):\n    f = lambda x: x + 1\n"
+        "    with mp.Pool(2) as p:\n        return p.map(abs, [f(x) for x in xs])",
     )
     invalid = (
         Invalid("import torch.multiprocessing as mp\ndef main():\n"
@@ -132,6 +152,10 @@ class UnpicklableProcessTarget(Rule):
                 "def f():\n    with ProcessPoolExecutor() as ex:\n        ex.submit(lambda: 1)"),
         Invalid("import functools, multiprocessing\ndef f():\n    def work(a): ...\n"
                 "    multiprocessing.Pool(initializer=functools.partial(work, 1))"),
+        Invalid("import multiprocessing as mp\ndef run(xs, q):\n    rows = (x for x in xs)\n"
+                "    mp.Process(target=drain, args=(rows, q)).start()"),
+        Invalid("import multiprocessing as mp\ndef make(k):\n    def f(x):\n        return x * k\n    return f\n"
+                "with mp.Pool(2) as p:\n    p.map(make(3), [1, 2])"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

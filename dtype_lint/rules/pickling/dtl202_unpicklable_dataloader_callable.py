@@ -28,9 +28,14 @@ class UnpicklableDataLoaderCallable(Rule):
         what_it_does="""
             Checks `DataLoader(...)` calls, and calls of other loaders named `*Loader`
             that take the same keywords (`ChainerDataLoader`, `WebLoader`), whose
-            `collate_fn` or `worker_init_fn` is a lambda, a local function or class, or a
-            `functools.partial` of one, when `num_workers` is given and is not
-            literally `0`.
+            `collate_fn` or `worker_init_fn` may hold a value pickle cannot store by
+            reference, when `num_workers` is given and is not literally `0`. The values
+            and their flows are DTL201's (`dtype_lint.core.flow`): lambdas, local
+            functions and classes, factories' local functions, partials of those,
+            through names, `x or (lambda ...)`, conditional expressions and `self.attr`.
+            A `**kwargs` argument is followed to the dict it names: its display,
+            `dict(...)`, `d["worker_init_fn"] = ...` and `d.update(...)` in the same
+            function; such a value is reported where it is stored.
             """,
         why_bad="""
             With `num_workers > 0`, each worker receives the dataset, `collate_fn` and
@@ -50,8 +55,9 @@ class UnpicklableDataLoaderCallable(Rule):
         known_limits="""
             `num_workers` passed through `**kwargs` counts as non-zero. A loader built
             by a wrapper function (one that forwards `collate_fn` to `DataLoader`) is not
-            followed. Loaders other than torch's `DataLoader` are only read by keyword,
-            since their positional order is unknown.
+            followed, nor a dict of loader arguments built in another function or file.
+            Loaders other than torch's `DataLoader` are only read by keyword, since their
+            positional order is unknown. See DTL201 for the flows not followed.
             """,
     )
     message = PICKLE_WHY
@@ -84,6 +90,8 @@ class UnpicklableDataLoaderCallable(Rule):
                 "    return torch.utils.data.DataLoader(ds, num_workers=n, worker_init_fn=init)"),
         Invalid("from mylib.loaders import ShardedDataLoader\n"
                 "ShardedDataLoader(dataset=ds, num_workers=args.procs, collate_fn=lambda b: b[0])"),
+        Invalid("from torch.utils.data import DataLoader\ndef make(ds, cfg):\n    kw = dict(cfg)\n"
+                "    kw['worker_init_fn'] = lambda i: seed(i)\n    return DataLoader(ds, **kw)"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

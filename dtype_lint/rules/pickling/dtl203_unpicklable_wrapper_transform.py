@@ -19,8 +19,10 @@ class UnpicklableWrapperTransform(Rule):
         summary="Lambda or local function stored by a model wrapper",
         what_it_does="""
             Checks calls of model wrappers (Lightning/Fabric-style) that store an output or
-            input transform on the wrapped model, when the transform is a lambda, a local
-            function or class, or a `functools.partial` of one. The wrappers and their
+            input transform on the wrapped model, when the transform may hold a lambda, a
+            local function or class, or a `functools.partial` of one, followed within
+            the file as DTL201 describes (names, `x or (lambda ...)`, conditional
+            expressions, factories, `self.attr`, `**kwargs` dicts). The wrappers and their
             arguments come from the `wrapper-transforms` option.
             """,
         why_bad="""
@@ -44,7 +46,8 @@ class UnpicklableWrapperTransform(Rule):
             """,
         known_limits="""
             A transform stored by assignment after construction is DTL204's; one passed
-            through `**kwargs` is not seen.
+            through `**kwargs` built in another function is not seen. See DTL201 for the
+            flows not followed.
             """,
     )
     message = (

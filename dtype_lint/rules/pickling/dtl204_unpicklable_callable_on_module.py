@@ -24,14 +24,23 @@ class CallableOnModule(Rule):
         name="unpicklable-callable-on-module",
         summary="Lambda or local function stored on a module or dataset",
         what_it_does="""
-            Checks for a lambda, a local function or class, or a `functools.partial` of
-            one, stored as an attribute of an instance of a `torch.nn.Module`,
-            `LightningModule` or `Dataset` (`self.act = lambda x: x` in the class's
-            methods, `model.forward = local_fn`), passed to a `Dataset` constructor or a
-            dataset-pipeline stage (`wds.map_dict(text=lambda t: ...)`), stored on a
-            callable object (a class with `__call__`, such as a transform or processor,
-            which datasets hold), and a model's `forward` replaced by a wrapper built
-            around it (`model.forward = wrap(model.forward)`), which returns a closure.
+            Checks for a value pickle cannot store by reference (a lambda, a local
+            function or class, a generator, a factory's local function, a
+            `functools.partial` of one: the sources of DTL201, followed within the file
+            through names, `x or (lambda ...)`, conditional expressions and displays)
+            stored on an object that is pickled whole:
+
+            - an attribute of `self` in a method of a `torch.nn.Module`,
+              `LightningModule`, `Dataset`, a Lightning data module (a class whose name
+              or base ends in `DataModule`), or a transform/processor/collator/reader
+              class (`transform-classes`), which datasets hold;
+            - an attribute (or `setattr`) of a receiver known to be a model, or of an
+              instance the file constructs of such a class: `ds = MyDataset(...)`,
+              `dm = cls()` in a classmethod, `type(self)()`;
+            - an argument of a `Dataset` constructor or of a dataset-pipeline stage
+              (`wds.map_dict(text=lambda t: ...)`);
+            - a model's `forward` replaced by a wrapper built around it
+              (`model.forward = wrap(model.forward)`), which returns a closure.
             """,
         why_bad="""
             Modules and datasets are pickled whole, with the transforms and pipeline
@@ -55,9 +64,12 @@ class CallableOnModule(Rule):
             """,
         known_limits="""
             Only classes derived (in the same file or by import) from the torch, Lightning
-            or Dataset bases, `self` in their methods, and receivers recognised as models
-            (see `module-names`) are checked; a lambda stored on class level is not an
-            instance attribute and is not reported. A wrapper that returns a module-level
+            or Dataset bases, data modules and transform classes by name, `self` in their
+            methods, instances constructed in the same file, and receivers recognised as
+            models (see `module-names`) are checked; a lambda stored on class level is
+            not an instance attribute and is not reported. A store of one attribute of
+            `self` into another is not reported again. An object handed to a dataset
+            elsewhere (a reader a dataset calls) is known only by its class name. A wrapper that returns a module-level
             function is still reported when it wraps `forward`. A transform
             class is known by its name only, and is reported whether or not it ever
             reaches a dataset, and a pipeline stage
@@ -111,6 +123,10 @@ class CallableOnModule(Rule):
         Invalid("import webdataset as wds\npipeline = [wds.map_dict(text=lambda t: tokenize(t)[0])]"),
         Invalid("class TextProcessor:\n    def __init__(self):\n        self.fn = lambda x: x\n"
                 "    def __call__(self, x):\n        return self.fn(x)"),
+        Invalid("class Net(nn.Module):\n    def __init__(self, head=None):\n"
+                "        self.head = head or (lambda x: x)"),
+        Invalid("class PairDataModule:\n    @classmethod\n    def build(cls, ds):\n"
+                "        def loader():\n            return ds\n        dm = cls()\n        dm.train_dataloader = loader"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -159,6 +175,8 @@ class CallableOnModule(Rule):
             return "a model"
         # An instance the file constructs: `ds = MyDataset(...)`, `dm = cls()` in a
         # classmethod of a data module.
+        if not (isinstance(receiver, cst.Name) and isinstance(self.ctx.lookup_binding(receiver.value), cst.Call)):
+            return None
         constructed = FileFlow.of(self.ctx).constructed_class(receiver)
         if constructed is None:
             return None
