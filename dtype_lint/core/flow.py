@@ -30,7 +30,9 @@ back as ``self.attr``), and for ``**d``: the entries of a dict display, ``dict(k
 ``d["k"] = v`` and ``d.update(k=v)`` given to the name ``d`` in its scope.
 
 **Sanitizers**: a parameter (its value comes from the caller: unknown, so clean), an
-import, anything defined at module level, a method reached through ``self``.
+import, anything defined at module level, a method reached through ``self``; for
+attribute stores, an attribute the file sets back in a ``finally`` block (a temporary
+swap, see :attr:`FileFlow.restored`).
 
 The sinks are the rules' own (see each DTL2xx rule's docs); they ask :meth:`sources`
 for an argument, and :meth:`keyword_sources` for what ``**d`` passes as one keyword.
@@ -107,6 +109,9 @@ class FileFlow:
         # class name -> attribute -> [(value, the method scope that stored it)]
         self.attrs: dict[str, dict[str, list[tuple[cst.BaseExpression, FScope]]]] = {}
         self._cache: dict[tuple[int, int], list[Source]] = {}
+        # Attribute names set back in a `finally` block (`obj.forward = original`,
+        # `setattr(obj, name, original)`): a store there is a temporary swap.
+        self.restored: set[str] = set()
         from dtype_lint.core.traversal import walk
 
         collector = _Collector(self)
@@ -329,6 +334,12 @@ class FileFlow:
                 yield from self._entries(value, found, depth + 1, seen)
 
 
+def attribute_key(name: cst.BaseExpression, ctx: FileContext) -> str:
+    """The attribute a ``setattr`` names: the literal, else the expression's text."""
+    literal = _literal(name)
+    return literal if literal is not None else ctx.module.code_for_node(name)
+
+
 def _literal(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
@@ -381,6 +392,7 @@ class _Collector:
     def __init__(self, flow: FileFlow) -> None:
         self.flow = flow
         self.stack: list[FScope] = [flow.root]
+        self.in_finally = 0
 
     @property
     def scope(self) -> FScope:
@@ -450,7 +462,15 @@ class _Collector:
         elif isinstance(target, cst.Attribute) and value is not None:
             self._store(target.value, target.attr.value, value)
 
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self.in_finally += 1
+
+    def leave_Finally(self, node: cst.Finally) -> None:
+        self.in_finally -= 1
+
     def _store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
+        if self.in_finally:
+            self.flow.restored.add(attr)
         method = _method_scope(self.scope)
         if method is not None and method.owner is not None and isinstance(receiver, cst.Name) \
                 and receiver.value == _first_param(method):
@@ -505,9 +525,7 @@ class _Collector:
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) == 3:
-            name = _literal(node.args[1].value)
-            if name is not None:
-                self._store(node.args[0].value, name, node.args[2].value)
+            self._store(node.args[0].value, attribute_key(node.args[1].value, self.flow.ctx), node.args[2].value)
         elif (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
               and func.attr.value in ("update", "setdefault")):
             holder = self.flow._lookup(func.value.value, self.scope)

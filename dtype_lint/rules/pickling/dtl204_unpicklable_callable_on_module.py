@@ -7,7 +7,7 @@ import re
 from typing import Callable, Sequence
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import FileFlow
+from dtype_lint.core.flow import FileFlow, attribute_key
 from dtype_lint.core.shapes import Index, Names, Prefilter, lines_of, literals, may_be_module, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -94,7 +94,9 @@ class CallableOnModule(Rule):
                     (lc or GENERATOR_WORDS.search(t)) if u is None
                     else _callable_store(u.index, u.lines, u.nodes[0], u.names, u)))
                 or ("forward" in t and _FORWARD_STORE.search(t))
-                or (lc and owners.search(t))),
+                or (lc and owners.search(t))
+                # A store in a `finally` block: the flow takes the attribute as restored.
+                or ("finally" in t and _ATTR_STORE.search(t) and (u is None or _restores(u.index)))),
             import_words=("Dataset", "lambda", "partial"),
             configured=tuple(stages),
             value_words=("lambda", "partial", "Dataset"),
@@ -137,9 +139,7 @@ class CallableOnModule(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
             # setattr(obj, "name", value) stores like obj.name = value.
-            name = node.args[1].value
-            attr = name.evaluated_value if isinstance(name, cst.SimpleString) else None
-            self._check_store(node.args[0].value, attr if isinstance(attr, str) else "", node.args[2].value)
+            self._check_store(node.args[0].value, attribute_key(node.args[1].value, self.ctx), node.args[2].value)
             return
         qualified = self.ctx.resolve(node.func)
         if not qualified:
@@ -156,9 +156,11 @@ class CallableOnModule(Rule):
                 self.report(source.node, self.message.format(kind=source.kind, owner=owner))
 
     def _check_store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
+        if attr in _MODULE_HOOKS:
+            return  # PEP 562 hooks: only a Python module's attribute means anything there
         owner = self._owner(receiver)
-        if owner is None:
-            return
+        if owner is None or attr in FileFlow.of(self.ctx).restored:
+            return  # a temporary swap: the file sets the attribute back in a `finally`
         sources = FileFlow.of(self.ctx).sources(value, attributes=False)
         for source in sources:
             self.report(source.node, self.message.format(kind=source.kind, owner=owner))
@@ -171,6 +173,8 @@ class CallableOnModule(Rule):
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             cls = self.ctx.method_class()
             return self._pickled_whole(cls.name, cls.kinds, cls.bases) if cls is not None else None
+        if _python_module(receiver, self.ctx):
+            return None
         if module_kind(receiver, self.ctx, self.options):
             return "a model"
         # An instance the file constructs: `ds = MyDataset(...)`, `dm = cls()` in a
@@ -208,6 +212,23 @@ class CallableOnModule(Rule):
             or "forward" in self.ctx.module.code_for_node(arg.value)
             for arg in value.args
         )
+
+
+_MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
+_MODULE_MAKERS = frozenset({"importlib.import_module", "types.ModuleType", "ModuleType", "sys.modules.get"})
+
+
+def _python_module(receiver: cst.BaseExpression, ctx) -> bool:
+    """A Python module, not a model: bound to ``sys.modules[...]``, ``import_module(...)``
+    or ``ModuleType(...)``, or a parameter annotated ``ModuleType``."""
+    if not isinstance(receiver, cst.Name):
+        return False
+    bound = ctx.lookup_binding(receiver.value)
+    if isinstance(bound, cst.Subscript):
+        return ctx.resolve(bound.value) == "sys.modules"
+    if isinstance(bound, cst.Call):
+        return ctx.resolve(bound.func) in _MODULE_MAKERS
+    return bound is not None and (ctx.resolve(bound) or "").endswith("ModuleType")
 
 
 def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -265,3 +286,11 @@ def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str], u=No
         return (name == "partial" or "forward" in lines_of(value, lines) or isinstance(func, ast.Call)
                 or (u is None or factory_call(value, u)))
     return isinstance(value, (ast.Lambda, ast.GeneratorExp)) or (isinstance(value, ast.Name) and value.id in local)
+
+
+def _restores(index: Index) -> bool:
+    """Whether the unit stores an attribute (or calls ``setattr``) in a ``finally`` block."""
+    return any(isinstance(node, (ast.Assign, ast.Call)) for t in index(ast.Try, getattr(ast, "TryStar", ast.Try))
+               for stmt in t.finalbody for node in ast.walk(stmt)
+               if (isinstance(node, ast.Assign) and any(isinstance(x, ast.Attribute) for x in node.targets))
+               or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"))
