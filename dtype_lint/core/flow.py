@@ -14,7 +14,8 @@ tree made the first time a rule asks (:meth:`FileFlow.of`, cached on the FileCon
   local class;
 * a call of a function of the file that returns one of these (a factory returning a
   local function);
-* a ``functools.partial`` (or ``wraps(f)(g)``) holding any of these;
+* a ``functools.partial`` (or ``wraps(f)(g)``) holding any of these, and a transform
+  container built from them (``transforms.Lambda(...)``, ``Compose([...])``);
 * inside a decorator, the function it decorates when the wrapper is built with
   ``functools.wraps(func)``: the module attribute of that name now holds the wrapper,
   so pickle, which looks ``func`` up by its qualified name, finds another object;
@@ -49,6 +50,10 @@ if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
 
 _PARTIALS = frozenset({"functools.partial", "partial"})
+# Transform containers that keep the callables they are given (torchvision's
+# `transforms.Lambda` and `transforms.Compose`, and look-alikes of the same names): what
+# they are built from flows into them.
+HOLDERS = frozenset({"Lambda", "Compose"})
 _WRAPS = frozenset({"functools.wraps", "wraps"})
 _GENERATOR_NAMES = ("generator", "gen")
 _GENERATOR_TYPES = ("Generator", "Iterator", "AsyncGenerator", "AsyncIterator")
@@ -284,6 +289,11 @@ class FileFlow:
             for arg in call.args:
                 for source in self._sources(arg.value, scope, depth + 1, seen):
                     return f"a functools.partial of {source.kind}"
+            return None
+        if qualified and qualified.rsplit(".", 1)[-1] in HOLDERS:
+            for arg in call.args:
+                for source in self._sources(arg.value, scope, depth + 1, seen):
+                    return f"{source.kind} held by {qualified.rsplit('.', 1)[-1]}(...)"
             return None
         # functools.wraps(f)(g) is g.
         if isinstance(call.func, cst.Call) and self.ctx.resolve(call.func.func) in _WRAPS and call.args:

@@ -7,7 +7,7 @@ import re
 from typing import Callable, Sequence
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import FileFlow, attribute_key
+from dtype_lint.core.flow import HOLDERS, FileFlow, attribute_key
 from dtype_lint.core.shapes import Index, Names, Prefilter, lines_of, literals, may_be_module, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -284,7 +284,9 @@ def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str], u=No
         func = value.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         return (name == "partial" or "forward" in lines_of(value, lines) or isinstance(func, ast.Call)
-                or (u is None or factory_call(value, u)))
+                or (u is None or factory_call(value, u))
+                or (name in HOLDERS and any(_may_be_callable(a, local, lines, u)
+                                         for a in [*value.args, *(k.value for k in value.keywords)])))
     return isinstance(value, (ast.Lambda, ast.GeneratorExp)) or (isinstance(value, ast.Name) and value.id in local)
 
 
