@@ -12,8 +12,8 @@ tree made the first time a rule asks (:meth:`FileFlow.of`, cached on the FileCon
 * a function or class defined inside a function (a nested ``def``/``class``);
 * a call of a generator function of the file (a generator object); an instance of a
   local class;
-* a call of a function of the file that returns one of these (a factory returning a
-  local function);
+* a call of a function of the file, or of a method of the same class through ``self``,
+  that returns one of these (a factory returning a local function);
 * a ``functools.partial`` (or ``wraps(f)(g)``) holding any of these, and a transform
   container built from them (``transforms.Lambda(...)``, ``Compose([...])``);
 * inside a decorator, the function it decorates when the wrapper is built with
@@ -299,6 +299,15 @@ class FileFlow:
         if isinstance(call.func, cst.Call) and self.ctx.resolve(call.func.func) in _WRAPS and call.args:
             for source in self._sources(call.args[0].value, scope, depth + 1, seen):
                 return source.kind
+            return None
+        method = _method_scope(scope)
+        if (isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and method is not None
+                and method.owner is not None and call.func.value.value == _first_param(method)):
+            # self.make_fn(): a method of the same class used as a factory.
+            function = method.owner.defs.get(call.func.attr.value)
+            for value in function.returns if function is not None else ():
+                for source in self._sources(value, function, depth + 1, seen):
+                    return f"{source.kind} returned by self.{call.func.attr.value}()"
             return None
         if isinstance(call.func, cst.Name):
             name = call.func.value

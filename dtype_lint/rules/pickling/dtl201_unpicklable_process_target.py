@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import FileFlow
 import ast
 import re
 
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
 from dtype_lint.core.shapes import Prefilter, literals, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, matches_any, method_name
-from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, callee, file_text, may_make_source, stores_on_self
+from dtype_lint.rules.pickling.flow_shapes import (
+    BODY_WORDS,
+    callee,
+    file_text,
+    may_make_source,
+    returns_local,
+    stores_on_self,
+)
 
 _MP_ROOTS = ("multiprocessing", "torch.multiprocessing")
 # What calls named directly pickle: (keyword, position) of the function, then of its
@@ -117,6 +124,8 @@ class UnpicklableProcessTarget(Rule):
         def keeps(t, lc, u) -> bool:
             if (any(w in t for w in _SINK_WORDS) or (sinks and extra.search(t))) and may_make_source(t, lc, u):
                 return u is None or bool(sinks) or any(callee(c) in _SINK_CALLS for c in u.index(ast.Call))
+            if returns_local(lc, u) and _FILE_SINKS.search(file_text(u.lines)):
+                return True  # a factory method: `self.make()` may send what it returns to a sink
             # A value stored on self here may reach a sink in another method.
             return (u is not None and may_make_source(t, lc, u, via_self=False) and stores_on_self(u)
                     and bool(_FILE_SINKS.search(file_text(u.lines)) or (sinks and extra.search(file_text(u.lines)))))

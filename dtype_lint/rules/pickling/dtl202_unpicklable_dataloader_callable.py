@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import FileFlow
 import ast
 
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
 from dtype_lint.core.shapes import Prefilter
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, has_star_kwargs
 from dtype_lint.rules.pickling.dtl201_unpicklable_process_target import PICKLE_WHY
-from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, callee, file_text, may_make_source, stores_on_self
+from dtype_lint.rules.pickling.flow_shapes import (
+    BODY_WORDS,
+    callee,
+    file_text,
+    may_make_source,
+    returns_local,
+    stores_on_self,
+)
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)
@@ -66,6 +73,8 @@ class UnpicklableDataLoaderCallable(Rule):
         def keeps(t, lc, u) -> bool:
             if "DataLoader" in t and may_make_source(t, lc, u):
                 return u is None or any(_may_pass_callable(c) for c in u.index(ast.Call))
+            if returns_local(lc, u) and "DataLoader" in file_text(u.lines):
+                return True  # a factory method: `self.make()` may send what it returns to a sink
             # A value stored on self here may reach a loader in another method.
             return (u is not None and may_make_source(t, lc, u, via_self=False) and stores_on_self(u)
                     and "DataLoader" in file_text(u.lines))

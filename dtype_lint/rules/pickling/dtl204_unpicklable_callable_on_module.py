@@ -13,7 +13,13 @@ from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any, module_kind
-from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, GENERATOR_PARAM, GENERATOR_WORDS, factory_call
+from dtype_lint.rules.pickling.flow_shapes import (
+    BODY_WORDS,
+    GENERATOR_PARAM,
+    GENERATOR_WORDS,
+    factory_call,
+    returns_local,
+)
 
 _ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)|\bsetattr\b")
 _FORWARD_STORE = re.compile(r"\.\s*forward\s*=(?!=)")
@@ -95,6 +101,7 @@ class CallableOnModule(Rule):
                     else _callable_store(u.index, u.lines, u.nodes[0], u.names, u)))
                 or ("forward" in t and _FORWARD_STORE.search(t))
                 or (lc and owners.search(t))
+                or returns_local(lc, u)
                 # A store in a `finally` block: the flow takes the attribute as restored.
                 or ("finally" in t and _ATTR_STORE.search(t) and (u is None or _restores(u.index)))),
             import_words=("Dataset", "lambda", "partial"),
@@ -128,7 +135,8 @@ class CallableOnModule(Rule):
         Invalid("class Net(nn.Module):\n    def __init__(self, head=None):\n"
                 "        self.head = head or (lambda x: x)"),
         Invalid("class PairDataModule:\n    @classmethod\n    def build(cls, ds):\n"
-                "        def loader():\n            return ds\n        dm = cls()\n        dm.train_dataloader = loader"),
+                "        def loader():\n            return ds\n"
+                "        dm = cls()\n        dm.train_dataloader = loader"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -265,7 +273,8 @@ def _callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, nam
         return False
     known = names()
     return any((isinstance(owner, ast.Name) and owner.id == "self") or may_be_module(owner, known, 0)
-               or (isinstance(owner, ast.Name) and any(isinstance(v, ast.Call) for v in known.bindings.get(owner.id, ())))
+               or (isinstance(owner, ast.Name)
+                   and any(isinstance(v, ast.Call) for v in known.bindings.get(owner.id, ())))
                for owner, _ in stores)
 
 

@@ -62,11 +62,28 @@ def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True
 
 
 def factory_call(call: ast.Call, u: Syntax) -> bool:
-    """A call of a function of the file that may return a local function or a generator."""
-    if not isinstance(call.func, ast.Name):
+    """A call of a function of the file (or of a method through ``self``) that may return a
+    local function or a generator."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        body = u.function_text(func.attr)
+    elif isinstance(func, ast.Name):
+        body = u.function_text(func.id)
+    else:
         return False
-    body = u.function_text(call.func.id)
     return bool(body) and bool(BODY_WORDS.search(body) or len(_NESTED.findall(body)) > 1)
+
+
+def returns_local(lc: bool, u: Syntax | None) -> bool:
+    """Whether the unit is a function (a method) that returns a lambda or a function or
+    class it defines: the flow follows ``self.method()`` calls there, and a name that only
+    an attribute mentions keeps no unit as context."""
+    if not lc or u is None or not isinstance(u.nodes[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    own = u.nodes[0]
+    local = {n.name for n in u.index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
+    return any(isinstance(n, ast.Lambda) or (isinstance(n, ast.Name) and n.id in local)
+               for r in u.index(ast.Return) if r.value is not None for n in ast.walk(r.value))
 
 
 def callee(node: ast.Call) -> str:
