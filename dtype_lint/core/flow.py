@@ -166,7 +166,8 @@ class FileFlow:
 
     def constructed_class(self, expr: cst.BaseExpression, scope: FScope | None = None) -> str | None:
         """The name of the class whose instance ``expr`` holds, when a binding in the file
-        says so: ``cls(...)`` in a classmethod, ``type(self)(...)``, or ``C(...)``."""
+        says so: ``cls(...)`` in a classmethod, ``type(self)(...)``, or ``C(...)`` of a
+        class named in CapWords."""
         scope = scope or self.here()
         for value in self._values(expr, scope, 0):
             if not isinstance(value, cst.Call):
@@ -181,7 +182,7 @@ class FileFlow:
                     and method is not None and method.owner):
                 return method.owner.name
             qualified = self.ctx.resolve(func)
-            if qualified:
+            if qualified and qualified.rsplit(".", 1)[-1][:1].isupper():  # a class, by convention
                 return qualified
         return None
 

@@ -15,9 +15,10 @@ from dtype_lint.rules.patterns import argument, matches_any, method_name
 from dtype_lint.rules.pickling.flow_shapes import (
     BODY_WORDS,
     callee,
-    file_text,
+    file_has,
     may_make_source,
     returns_local,
+    self_argument,
     stores_on_self,
 )
 
@@ -47,8 +48,11 @@ PICKLE_WHY = (
 
 _SINK_WORDS = ("spawn", "start_processes", "Process", "Pool")
 # The calls the rule reads (by their last name), and the words of a file that has one.
-_SINK_CALLS = frozenset({"spawn", "start_processes", "Process", "Pool", "ProcessPoolExecutor",
-                         *_POOL_METHODS["pool"], *_POOL_METHODS["executor"]})
+_MAKERS = frozenset({"Pool", "ProcessPoolExecutor"})
+_SINK_CALLS = frozenset({"spawn", "start_processes", "Process", *_MAKERS})
+_POOL_CALLS = frozenset({*_POOL_METHODS["pool"], *_POOL_METHODS["executor"]})
+_SINK_CALL_TEXT = re.compile(r"\b(?:spawn|start_processes|Process|Pool|ProcessPoolExecutor)\s*\("
+                             r"|\.\s*(?:i?map\w*|starmap\w*|apply\w*|submit)\s*\(")
 _FILE_SINKS = re.compile(r"\b(?:spawn|start_processes|Process|Pool|ProcessPoolExecutor)\b")
 
 class UnpicklableProcessTarget(Rule):
@@ -122,13 +126,17 @@ class UnpicklableProcessTarget(Rule):
         extra = words(sinks)
 
         def keeps(t, lc, u) -> bool:
-            if (any(w in t for w in _SINK_WORDS) or (sinks and extra.search(t))) and may_make_source(t, lc, u):
-                return u is None or bool(sinks) or any(callee(c) in _SINK_CALLS for c in u.index(ast.Call))
-            if returns_local(lc, u) and _FILE_SINKS.search(file_text(u.lines)):
-                return True  # a factory method: `self.make()` may send what it returns to a sink
-            # A value stored on self here may reach a sink in another method.
-            return (u is not None and may_make_source(t, lc, u, via_self=False) and stores_on_self(u)
-                    and bool(_FILE_SINKS.search(file_text(u.lines)) or (sinks and extra.search(file_text(u.lines)))))
+            if any(w in t for w in _SINK_WORDS) or (sinks and extra.search(t)):
+                if u is None:
+                    return bool((sinks or _SINK_CALL_TEXT.search(t)) and may_make_source(t, lc, u))
+                calls = [c for c in u.index(ast.Call) if sinks or _may_be_sink(c, u)]
+                if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
+                    return True
+            if u is None or not (file_has(u.lines, _FILE_SINKS) or (sinks and file_has(u.lines, extra))):
+                return False
+            # A factory method (`self.make()` may send what it returns to a sink), or a
+            # value stored on self here that may reach a sink in another method.
+            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(
             keeps,
@@ -237,3 +245,27 @@ class UnpicklableProcessTarget(Rule):
             return self._pool_kind(bound, depth + 1) if bound is not None else None
         return None
 
+
+
+def _may_be_sink(call: ast.Call, u) -> bool:
+    """A call the rule may read: a spawn, a Process or pool, or a pool method whose
+    receiver may be a pool (a Pool/ProcessPoolExecutor call, or a name bound to one)."""
+    name = callee(call)
+    if name in _SINK_CALLS:
+        return True
+    if name not in _POOL_CALLS or not isinstance(call.func, ast.Attribute):
+        return False
+    receiver, bindings = call.func.value, u.names().bindings
+    for _ in range(5):
+        if isinstance(receiver, ast.Call):
+            return callee(receiver) in _MAKERS
+        if not isinstance(receiver, ast.Name):
+            return False
+        values = bindings.get(receiver.id, ())
+        if any(isinstance(v, ast.Call) and callee(v) in _MAKERS for v in values):
+            return True
+        names = [v for v in values if isinstance(v, ast.Name)]
+        if not names:
+            return False
+        receiver = names[0]
+    return True

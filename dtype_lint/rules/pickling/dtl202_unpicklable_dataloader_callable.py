@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.flow import FileFlow
@@ -15,9 +16,10 @@ from dtype_lint.rules.pickling.dtl201_unpicklable_process_target import PICKLE_W
 from dtype_lint.rules.pickling.flow_shapes import (
     BODY_WORDS,
     callee,
-    file_text,
+    file_has,
     may_make_source,
     returns_local,
+    self_argument,
     stores_on_self,
 )
 
@@ -25,6 +27,7 @@ from dtype_lint.rules.pickling.flow_shapes import (
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)
 _CALLABLES = (("collate_fn", 6), ("worker_init_fn", 10))
 _NUM_WORKERS = ("num_workers", 5)
+_LOADER_WORD = re.compile("DataLoader")
 
 
 class UnpicklableDataLoaderCallable(Rule):
@@ -71,13 +74,17 @@ class UnpicklableDataLoaderCallable(Rule):
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
         def keeps(t, lc, u) -> bool:
-            if "DataLoader" in t and may_make_source(t, lc, u):
-                return u is None or any(_may_pass_callable(c) for c in u.index(ast.Call))
-            if returns_local(lc, u) and "DataLoader" in file_text(u.lines):
-                return True  # a factory method: `self.make()` may send what it returns to a sink
-            # A value stored on self here may reach a loader in another method.
-            return (u is not None and may_make_source(t, lc, u, via_self=False) and stores_on_self(u)
-                    and "DataLoader" in file_text(u.lines))
+            if "DataLoader" in t:
+                if u is None:
+                    return may_make_source(t, lc, u)
+                calls = [c for c in u.index(ast.Call) if _may_pass_callable(c)]
+                if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
+                    return True
+            if u is None or not file_has(u.lines, _LOADER_WORD):
+                return False
+            # A factory method (`self.make()` may give what it returns to a loader), or a
+            # value stored on self here that may reach a loader in another method.
+            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(keeps, import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"),
                          body_words=BODY_WORDS)

@@ -9,7 +9,7 @@ from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, matches_any
-from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, file_text, may_make_source, returns_local, stores_on_self
+from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, file_has, may_make_source, returns_local, stores_on_self
 
 
 class UnpicklableWrapperTransform(Rule):
@@ -62,11 +62,11 @@ class UnpicklableWrapperTransform(Rule):
         def keeps(t, lc, u) -> bool:
             if keywords.search(t) and may_make_source(t, lc, u):
                 return True
-            if returns_local(lc, u) and keywords.search(file_text(u.lines)):
-                return True  # a factory method: `self.make()` may send what it returns to a sink
-            # A value stored on self here may reach a wrapper in another method.
-            return (u is not None and may_make_source(t, lc, u, via_self=False) and stores_on_self(u)
-                    and bool(keywords.search(file_text(u.lines))))
+            if u is None or not file_has(u.lines, keywords):
+                return False
+            # A factory method (`self.make()` may give what it returns to a wrapper), or a
+            # value stored on self here that may reach a wrapper in another method.
+            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(keeps, import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"),
                          body_words=BODY_WORDS)

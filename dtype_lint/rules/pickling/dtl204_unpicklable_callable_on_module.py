@@ -7,19 +7,13 @@ import re
 from typing import Callable, Sequence
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import HOLDERS, FileFlow, attribute_key
-from dtype_lint.core.shapes import Index, Names, Prefilter, lines_of, literals, may_be_module, words
+from dtype_lint.core.flow import FileFlow, attribute_key
+from dtype_lint.core.shapes import Index, Names, Prefilter, literals, may_be_module, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any, module_kind
-from dtype_lint.rules.pickling.flow_shapes import (
-    BODY_WORDS,
-    GENERATOR_PARAM,
-    GENERATOR_WORDS,
-    factory_call,
-    returns_local,
-)
+from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, GENERATOR_WORDS, callable_stores, returns_local
 
 _ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)|\bsetattr\b")
 _FORWARD_STORE = re.compile(r"\.\s*forward\s*=(?!=)")
@@ -250,53 +244,26 @@ def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 def _callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, names: Callable[[], Names],
                     u=None) -> bool:
     """DTL204: an attribute of ``self``, of what may be a module, or of a name bound to a
-    call (an instance the file constructs) assigned (or ``setattr``) a value the flow may
-    take for a source: a lambda, a generator, a ``partial``, a wrapper of ``forward``, a
-    call of a factory of the file, or a name this unit binds (or a parameter it may take
-    for a generator or a wrapped function) (``own``, the unit's own function, is not
-    local to itself)."""
-    local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
-    for node in index(ast.Assign):
-        local.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    local.update(a.arg for a in index(ast.arg) if GENERATOR_PARAM.search(a.arg) or (
-        a.annotation is not None and GENERATOR_WORDS.search(lines_of(a.annotation, lines))))
-    for node in index(ast.FunctionDef, ast.AsyncFunctionDef):
-        for d in node.decorator_list:  # @wraps(func): func is the decorated function
-            if isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Name):
-                local.add(d.args[0].id)
-    pairs = [(target.value, node.value) for node in index(ast.Assign) for target in node.targets
-             if isinstance(target, ast.Attribute)]
-    pairs += [(c.args[0], c.args[2]) for c in index(ast.Call)
-              if isinstance(c.func, ast.Name) and c.func.id == "setattr" and len(c.args) == 3]
-    stores = [(owner, value) for owner, value in pairs if _may_be_callable(value, local, lines, u)]
+    constructor call (an instance the file constructs) assigned (or ``setattr``) a value
+    the flow may take for a source (see ``flow_shapes.callable_stores``)."""
+    stores = callable_stores(u)
     if not stores:
         return False
     known = names()
     return any((isinstance(owner, ast.Name) and owner.id == "self") or may_be_module(owner, known, 0)
-               or (isinstance(owner, ast.Name)
-                   and any(isinstance(v, ast.Call) for v in known.bindings.get(owner.id, ())))
+               or (isinstance(owner, ast.Name) and any(_may_construct(v) for v in known.bindings.get(owner.id, ())))
                for owner, _ in stores)
 
 
-def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str], u=None) -> bool:
-    if isinstance(value, ast.IfExp):
-        return _may_be_callable(value.body, local, lines, u) or _may_be_callable(value.orelse, local, lines, u)
-    if isinstance(value, ast.BoolOp):
-        return any(_may_be_callable(v, local, lines, u) for v in value.values)
-    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
-        return any(_may_be_callable(v, local, lines, u) for v in value.elts)
-    if isinstance(value, ast.Dict):
-        return any(_may_be_callable(v, local, lines, u) for v in value.values)
-    if isinstance(value, ast.Starred):
-        return _may_be_callable(value.value, local, lines, u)
-    if isinstance(value, ast.Call):
-        func = value.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        return (name == "partial" or "forward" in lines_of(value, lines) or isinstance(func, ast.Call)
-                or (u is None or factory_call(value, u))
-                or (name in HOLDERS and any(_may_be_callable(a, local, lines, u)
-                                         for a in [*value.args, *(k.value for k in value.keywords)])))
-    return isinstance(value, (ast.Lambda, ast.GeneratorExp)) or (isinstance(value, ast.Name) and value.id in local)
+def _may_construct(value: ast.AST) -> bool:
+    """A call that may make an instance (core.flow's constructed_class): of a class named
+    in CapWords, ``cls(...)``, ``type(self)(...)``, ``self.__class__(...)``."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name[:1].isupper() or name in ("cls", "__class__") or (
+        isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type")
 
 
 def _restores(index: Index) -> bool:
