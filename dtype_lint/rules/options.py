@@ -52,10 +52,11 @@ class Options:
         "*Wrapper:output_transform", "*Wrapper:input_transform",
         "*Model:output_transform", "*Model:input_transform",
     )
-    # F2: classes whose instances are transforms, processors or collators: datasets and
-    # loaders hold them, so they are pickled for every worker.
+    # F2: classes whose instances are transforms, processors, collators or readers (the
+    # per-item loaders a dataset calls): datasets and loaders hold them, so they are
+    # pickled for every worker.
     transform_classes: tuple[str, ...] = (
-        "*Processor", "*Transform", "*Transforms", "*Collator", "*Collate", "*Augmentation",
+        "*Processor", "*Transform", "*Transforms", "*Collator", "*Collate", "*Augmentation", "*Reader",
     )
     # F2: calls that add a stage to a dataset pipeline, which keeps the stage's callable
     # and is pickled for every loader worker.

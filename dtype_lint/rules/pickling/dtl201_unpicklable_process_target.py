@@ -2,25 +2,43 @@
 
 from __future__ import annotations
 
+import ast
+import re
+
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
 from dtype_lint.core.shapes import Prefilter, literals, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, matches_any, method_name
+from dtype_lint.rules.pickling.flow_shapes import (
+    BODY_WORDS,
+    callee,
+    file_has,
+    may_make_source,
+    returns_local,
+    self_argument,
+    stores_on_self,
+)
 
 _MP_ROOTS = ("multiprocessing", "torch.multiprocessing")
-# (sink, keyword, position) for calls named directly.
+# What calls named directly pickle: (keyword, position) of the function, then of its
+# arguments (all pickled for the worker).
 _SPAWNS = {
-    "torch.multiprocessing.spawn": ("fn", 0),
-    "torch.multiprocessing.start_processes": ("fn", 0),
-    "torch.multiprocessing.spawn.spawn": ("fn", 0),
-    "torch.multiprocessing.spawn.start_processes": ("fn", 0),
+    "torch.multiprocessing.spawn": (("fn", 0), ("args", 1)),
+    "torch.multiprocessing.start_processes": (("fn", 0), ("args", 1)),
+    "torch.multiprocessing.spawn.spawn": (("fn", 0), ("args", 1)),
+    "torch.multiprocessing.spawn.start_processes": (("fn", 0), ("args", 1)),
 }
 _POOL_METHODS = {
     "pool": ("map", "map_async", "imap", "imap_unordered", "starmap", "starmap_async", "apply", "apply_async"),
     "executor": ("submit", "map"),
 }
+# Process(group, target, name, args, kwargs); Pool(processes, initializer, initargs);
+# ProcessPoolExecutor(max_workers, mp_context, initializer, initargs).
+_PROCESS_ARGS = (("target", 1), ("args", 3), ("kwargs", 4))
+_INITIALIZERS = {"pool": (("initializer", 1), ("initargs", 2)), "executor": (("initializer", 2), ("initargs", 3))}
 PICKLE_WHY = (
     "{kind} cannot be pickled, so {sink} fails when the worker starts under the spawn or "
     "forkserver start method (the Linux default since Python 3.14; always on macOS and "
@@ -29,6 +47,13 @@ PICKLE_WHY = (
 
 
 _SINK_WORDS = ("spawn", "start_processes", "Process", "Pool")
+# The calls the rule reads (by their last name), and the words of a file that has one.
+_MAKERS = frozenset({"Pool", "ProcessPoolExecutor"})
+_SINK_CALLS = frozenset({"spawn", "start_processes", "Process", *_MAKERS})
+_POOL_CALLS = frozenset({*_POOL_METHODS["pool"], *_POOL_METHODS["executor"]})
+_SINK_CALL_TEXT = re.compile(r"\b(?:spawn|start_processes|Process|Pool|ProcessPoolExecutor)\s*\("
+                             r"|\.\s*(?:i?map\w*|starmap\w*|apply\w*|submit)\s*\(")
+_FILE_SINKS = re.compile(r"\b(?:spawn|start_processes|Process|Pool|ProcessPoolExecutor)\b")
 
 class UnpicklableProcessTarget(Rule):
     doc = RuleDoc(
@@ -36,12 +61,26 @@ class UnpicklableProcessTarget(Rule):
         name="unpicklable-process-target",
         summary="Lambda or local callable sent to another process",
         what_it_does="""
-            Checks for a lambda, a function or class defined inside a function, or a
-            `functools.partial` of one, passed where it is pickled to start a process:
-            `torch.multiprocessing.spawn`/`start_processes`, `Process(target=...)`,
-            `Pool(initializer=...)` and a pool's `map`/`apply`/`imap`/`starmap` methods
-            (also from `with Pool() as p` and `mp.get_context(...)`), and
-            `ProcessPoolExecutor(initializer=...)` with its `submit`/`map`.
+            Checks for a value that pickle cannot store by reference sent to another
+            process: `torch.multiprocessing.spawn`/`start_processes` (`fn` and `args`),
+            `Process(target=..., args=..., kwargs=...)`, `Pool(initializer=...,
+            initargs=...)` and a pool's `map`/`imap`/`starmap`/`apply` (with `args`/`kwds`)
+            methods (also from `with Pool() as p` and `mp.get_context(...)`), and
+            `ProcessPoolExecutor(initializer=...)` with its `map` and `submit` (every
+            argument).
+
+            Sources, followed within the file by `dtype_lint.core.flow`: a lambda, a
+            function or class defined inside a function, a generator (a generator
+            expression, a call of a generator function of the file, or a parameter named
+            `generator`/`gen` or annotated `Generator`/`Iterator` in a function that
+            iterates it or yields), a local function returned by a factory of the file
+            (`make_worker(cfg)`), a `functools.partial` holding any of these, and inside
+            a decorator the function it decorates when the wrapper copies its name with
+            `functools.wraps(func)` (the module attribute then holds the wrapper, so
+            pickle cannot find `func` by name). They flow through assignments (every
+            value a name is given in its function), `x or (lambda ...)`, conditional
+            expressions, tuple/list/dict displays, and `self.attr` stored by any method
+            of the class.
             """,
         why_bad="""
             The `spawn` and `forkserver` start methods pickle the target to send it to the
@@ -68,9 +107,13 @@ class UnpicklableProcessTarget(Rule):
               the argument is a keyword or a 0-based position.
             """,
         known_limits="""
-            A callable that reaches the sink through a container, an attribute or another
-            function's return value is not followed (the mypy plugin follows variables and
-            attributes). Pools passed in as parameters are not recognised.
+            The flow stays within one file and is flow-insensitive within a function (a
+            name counts as holding every value it is ever given there). Not followed: a
+            value passed in as a parameter (except the decorator and generator cases
+            above), returned by a method or a function of another file, stored on an
+            attribute of anything but `self`, or held in a container that is built up
+            with `append`; a class-level attribute; a pool passed in as a parameter. The
+            pool's `map` iterable is not checked (it is consumed in the parent).
             """,
     )
     message = PICKLE_WHY
@@ -81,12 +124,27 @@ class UnpicklableProcessTarget(Rule):
         if sinks is None:
             return None
         extra = words(sinks)
+
+        def keeps(t, lc, u) -> bool:
+            if any(w in t for w in _SINK_WORDS) or (sinks and extra.search(t)):
+                if u is None:
+                    return bool((sinks or _SINK_CALL_TEXT.search(t)) and may_make_source(t, lc, u))
+                calls = [c for c in u.index(ast.Call) if sinks or _may_be_sink(c, u)]
+                if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
+                    return True
+            if u is None or not (file_has(u.lines, _FILE_SINKS) or (sinks and file_has(u.lines, extra))):
+                return False
+            # A factory method (`self.make()` may send what it returns to a sink), or a
+            # value stored on self here that may reach a sink in another method.
+            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
+
         return Prefilter(
-            lambda t, lc, u: lc and (any(w in t for w in _SINK_WORDS) or bool(extra.search(t))),
+            keeps,
             import_words=("spawn", "start_processes", "Process", "Pool", "lambda", "partial"),
             configured=tuple(sinks),
             # Pools and process contexts bound to a name, and callables that cannot be pickled.
             value_words=("lambda", "partial", "Pool", "Process", "get_context", "spawn"),
+            body_words=BODY_WORDS,
         )
 
     valid = (
@@ -97,6 +155,8 @@ class UnpicklableProcessTarget(Rule):
         "def f():\n    with ThreadPoolExecutor() as ex:\n        ex.submit(lambda: 1)",
         "import functools, multiprocessing\ndef work(a, b): ...\n"
         "multiprocessing.Process(target=functools.partial(work, 1)).start()",
+        "import multiprocessing as mp\ndef run(xs):\n    f = lambda x: x + 1\n"
+        "    with mp.Pool(2) as p:\n        return p.map(abs, [f(x) for x in xs])",
     )
     invalid = (
         Invalid("import torch.multiprocessing as mp\ndef main():\n"
@@ -109,24 +169,38 @@ class UnpicklableProcessTarget(Rule):
                 "def f():\n    with ProcessPoolExecutor() as ex:\n        ex.submit(lambda: 1)"),
         Invalid("import functools, multiprocessing\ndef f():\n    def work(a): ...\n"
                 "    multiprocessing.Pool(initializer=functools.partial(work, 1))"),
+        Invalid("import multiprocessing as mp\ndef run(xs, q):\n    rows = (x for x in xs)\n"
+                "    mp.Process(target=drain, args=(rows, q)).start()"),
+        Invalid("import multiprocessing as mp\ndef make(k):\n    def f(x):\n        return x * k\n    return f\n"
+                "with mp.Pool(2) as p:\n    p.map(make(3), [1, 2])"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
         if qualified in _SPAWNS:
-            keyword, position = _SPAWNS[qualified]
-            self._check(argument(node, position, keyword), qualified)
+            for keyword, position in _SPAWNS[qualified]:
+                self._check(argument(node, position, keyword), f"{qualified}({keyword}=...)")
             return
         factory = self._factory_kind(node)
         if factory == "process":
-            self._check(argument(node, None, "target"), "Process(target=...)")
+            for keyword, position in _PROCESS_ARGS:
+                self._check(argument(node, position, keyword), f"Process({keyword}=...)")
         elif factory in ("pool", "executor"):
-            self._check(argument(node, None, "initializer"), "the pool's initializer")
+            for keyword, position in _INITIALIZERS[factory]:
+                self._check(argument(node, position, keyword), f"the pool's {keyword}")
         name = method_name(node)
         if name is not None and name in _POOL_METHODS["pool"] + _POOL_METHODS["executor"]:
             kind = self._pool_kind(node.func.value)  # type: ignore[union-attr]
             if kind and name in _POOL_METHODS[kind]:
-                self._check(argument(node, 0, "func" if kind == "pool" else "fn"), f"a process pool's {name}()")
+                sink = f"a process pool's {name}()"
+                self._check(argument(node, 0, "func" if kind == "pool" else "fn"), sink)
+                if kind == "executor" and name == "submit":
+                    # submit(fn, *args, **kwargs): every argument goes to the worker.
+                    for arg in node.args[1:]:
+                        self._check(arg.value, sink)
+                elif name in ("apply", "apply_async"):
+                    for keyword, position in (("args", 1), ("kwds", 2)):
+                        self._check(argument(node, position, keyword), sink)
         if qualified:
             for sink in self.options.extra_pickling_sinks:
                 pattern, _, arg = sink.rpartition(":")
@@ -137,9 +211,8 @@ class UnpicklableProcessTarget(Rule):
     def _check(self, value: cst.BaseExpression | None, sink: str) -> None:
         if value is None:
             return
-        kind = self.ctx.local_callable_kind(value)
-        if kind:
-            self.report(value, self.message.format(kind=kind, sink=sink))
+        for source in FileFlow.of(self.ctx).sources(value):
+            self.report(source.node, self.message.format(kind=source.kind, sink=sink))
 
     def _factory_kind(self, call: cst.Call) -> str | None:
         """'process', 'pool' or 'executor' when the call makes one of those."""
@@ -172,3 +245,27 @@ class UnpicklableProcessTarget(Rule):
             return self._pool_kind(bound, depth + 1) if bound is not None else None
         return None
 
+
+
+def _may_be_sink(call: ast.Call, u) -> bool:
+    """A call the rule may read: a spawn, a Process or pool, or a pool method whose
+    receiver may be a pool (a Pool/ProcessPoolExecutor call, or a name bound to one)."""
+    name = callee(call)
+    if name in _SINK_CALLS:
+        return True
+    if name not in _POOL_CALLS or not isinstance(call.func, ast.Attribute):
+        return False
+    receiver, bindings = call.func.value, u.names().bindings
+    for _ in range(5):
+        if isinstance(receiver, ast.Call):
+            return callee(receiver) in _MAKERS
+        if not isinstance(receiver, ast.Name):
+            return False
+        values = bindings.get(receiver.id, ())
+        if any(isinstance(v, ast.Call) and callee(v) in _MAKERS for v in values):
+            return True
+        names = [v for v in values if isinstance(v, ast.Name)]
+        if not names:
+            return False
+        receiver = names[0]
+    return True

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import ast
+import re
+
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
 from dtype_lint.core.shapes import Prefilter
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, has_star_kwargs
 from dtype_lint.rules.pickling.dtl201_unpicklable_process_target import PICKLE_WHY
+from dtype_lint.rules.pickling.flow_shapes import (
+    BODY_WORDS,
+    callee,
+    file_has,
+    may_make_source,
+    returns_local,
+    self_argument,
+    stores_on_self,
+)
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)
 _CALLABLES = (("collate_fn", 6), ("worker_init_fn", 10))
 _NUM_WORKERS = ("num_workers", 5)
+_LOADER_WORD = re.compile("DataLoader")
 
 
 class UnpicklableDataLoaderCallable(Rule):
@@ -24,9 +38,14 @@ class UnpicklableDataLoaderCallable(Rule):
         what_it_does="""
             Checks `DataLoader(...)` calls, and calls of other loaders named `*Loader`
             that take the same keywords (`ChainerDataLoader`, `WebLoader`), whose
-            `collate_fn` or `worker_init_fn` is a lambda, a local function or class, or a
-            `functools.partial` of one, when `num_workers` is given and is not
-            literally `0`.
+            `collate_fn` or `worker_init_fn` may hold a value pickle cannot store by
+            reference, when `num_workers` is given and is not literally `0`. The values
+            and their flows are DTL201's (`dtype_lint.core.flow`): lambdas, local
+            functions and classes, factories' local functions, partials of those,
+            through names, `x or (lambda ...)`, conditional expressions and `self.attr`.
+            A `**kwargs` argument is followed to the dict it names: its display,
+            `dict(...)`, `d["worker_init_fn"] = ...` and `d.update(...)` in the same
+            function; such a value is reported where it is stored.
             """,
         why_bad="""
             With `num_workers > 0`, each worker receives the dataset, `collate_fn` and
@@ -46,15 +65,29 @@ class UnpicklableDataLoaderCallable(Rule):
         known_limits="""
             `num_workers` passed through `**kwargs` counts as non-zero. A loader built
             by a wrapper function (one that forwards `collate_fn` to `DataLoader`) is not
-            followed. Loaders other than torch's `DataLoader` are only read by keyword,
-            since their positional order is unknown.
+            followed, nor a dict of loader arguments built in another function or file.
+            Loaders other than torch's `DataLoader` are only read by keyword, since their
+            positional order is unknown. See DTL201 for the flows not followed.
             """,
     )
     message = PICKLE_WHY
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: lc and "DataLoader" in t,
-                         import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"))
+        def keeps(t, lc, u) -> bool:
+            if "DataLoader" in t:
+                if u is None:
+                    return may_make_source(t, lc, u)
+                calls = [c for c in u.index(ast.Call) if _may_pass_callable(c)]
+                if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
+                    return True
+            if u is None or not file_has(u.lines, _LOADER_WORD):
+                return False
+            # A factory method (`self.make()` may give what it returns to a loader), or a
+            # value stored on self here that may reach a loader in another method.
+            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
+
+        return Prefilter(keeps, import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"),
+                         body_words=BODY_WORDS)
 
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, collate_fn=lambda b: b)",
@@ -73,6 +106,8 @@ class UnpicklableDataLoaderCallable(Rule):
                 "    return torch.utils.data.DataLoader(ds, num_workers=n, worker_init_fn=init)"),
         Invalid("from mylib.loaders import ShardedDataLoader\n"
                 "ShardedDataLoader(dataset=ds, num_workers=args.procs, collate_fn=lambda b: b[0])"),
+        Invalid("from torch.utils.data import DataLoader\ndef make(ds, cfg):\n    kw = dict(cfg)\n"
+                "    kw['worker_init_fn'] = lambda i: seed(i)\n    return DataLoader(ds, **kw)"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -87,9 +122,20 @@ class UnpicklableDataLoaderCallable(Rule):
             return  # DataLoader's default is num_workers=0
         if isinstance(workers, cst.Integer) and workers.evaluated_value == 0:
             return
+        flow = FileFlow.of(self.ctx)
         for keyword, position in _CALLABLES:
             value = argument(node, position if positional else None, keyword)
-            kind = self.ctx.local_callable_kind(value) if value is not None else None
-            if kind:
-                sink = f"{last}({keyword}=...) with workers"
-                self.report(value, self.message.format(kind=kind, sink=sink))
+            sources = flow.sources(value) if value is not None else []
+            # What `**loader_kwargs` passes, reported where the entry is stored.
+            sources += flow.keyword_sources(node, keyword)
+            sink = f"{last}({keyword}=...) with workers"
+            for source in sources:
+                self.report(source.node, self.message.format(kind=source.kind, sink=sink))
+
+
+def _may_pass_callable(call: ast.Call) -> bool:
+    """A loader call that may pass a collate_fn or worker_init_fn (by keyword, through
+    ``**kwargs``, or by position)."""
+    if not callee(call).endswith("Loader"):
+        return False
+    return len(call.args) > 6 or any(k.arg in (None, "collate_fn", "worker_init_fn") for k in call.keywords)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow import FileFlow
 from dtype_lint.core.shapes import Prefilter, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, matches_any
+from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, file_has, may_make_source, returns_local, stores_on_self
 
 
 class UnpicklableWrapperTransform(Rule):
@@ -17,8 +19,10 @@ class UnpicklableWrapperTransform(Rule):
         summary="Lambda or local function stored by a model wrapper",
         what_it_does="""
             Checks calls of model wrappers (Lightning/Fabric-style) that store an output or
-            input transform on the wrapped model, when the transform is a lambda, a local
-            function or class, or a `functools.partial` of one. The wrappers and their
+            input transform on the wrapped model, when the transform may hold a lambda, a
+            local function or class, or a `functools.partial` of one, followed within
+            the file as DTL201 describes (names, `x or (lambda ...)`, conditional
+            expressions, factories, `self.attr`, `**kwargs` dicts). The wrappers and their
             arguments come from the `wrapper-transforms` option.
             """,
         why_bad="""
@@ -42,7 +46,8 @@ class UnpicklableWrapperTransform(Rule):
             """,
         known_limits="""
             A transform stored by assignment after construction is DTL204's; one passed
-            through `**kwargs` is not seen.
+            through `**kwargs` built in another function is not seen. See DTL201 for the
+            flows not followed.
             """,
     )
     message = (
@@ -54,8 +59,17 @@ class UnpicklableWrapperTransform(Rule):
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
         keywords = words([p.rpartition(":")[2] for p in options.wrapper_transforms])
-        return Prefilter(lambda t, lc, u: lc and bool(keywords.search(t)),
-                         import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"))
+        def keeps(t, lc, u) -> bool:
+            if keywords.search(t) and may_make_source(t, lc, u):
+                return True
+            if u is None or not file_has(u.lines, keywords):
+                return False
+            # A factory method (`self.make()` may give what it returns to a wrapper), or a
+            # value stored on self here that may reach a wrapper in another method.
+            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
+
+        return Prefilter(keeps, import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"),
+                         body_words=BODY_WORDS)
 
     valid = (
         "def to_float(o): ...\nWrapper(net, output_transform=to_float)",
@@ -75,7 +89,8 @@ class UnpicklableWrapperTransform(Rule):
             if not matches_any(qualified, (pattern,)):
                 continue
             value = argument(node, None, keyword)
-            kind = self.ctx.local_callable_kind(value) if value is not None else None
-            if kind:
+            flow = FileFlow.of(self.ctx)
+            sources = (flow.sources(value) if value is not None else []) + flow.keyword_sources(node, keyword)
+            for source in sources:
                 sink = f"{qualified.rsplit('.', 1)[-1]}({keyword}=...)"
-                self.report(value, self.message.format(kind=kind, sink=sink))
+                self.report(source.node, self.message.format(kind=source.kind, sink=sink))

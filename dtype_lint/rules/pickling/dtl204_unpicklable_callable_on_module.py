@@ -7,13 +7,15 @@ import re
 from typing import Callable, Sequence
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Index, Names, Prefilter, lines_of, literals, may_be_module, words
+from dtype_lint.core.flow import FileFlow, attribute_key
+from dtype_lint.core.shapes import Index, Names, Prefilter, literals, may_be_module, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any, module_kind
+from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, GENERATOR_WORDS, callable_stores, returns_local
 
-_ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)")
+_ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)|\bsetattr\b")
 _FORWARD_STORE = re.compile(r"\.\s*forward\s*=(?!=)")
 
 class CallableOnModule(Rule):
@@ -22,14 +24,23 @@ class CallableOnModule(Rule):
         name="unpicklable-callable-on-module",
         summary="Lambda or local function stored on a module or dataset",
         what_it_does="""
-            Checks for a lambda, a local function or class, or a `functools.partial` of
-            one, stored as an attribute of an instance of a `torch.nn.Module`,
-            `LightningModule` or `Dataset` (`self.act = lambda x: x` in the class's
-            methods, `model.forward = local_fn`), passed to a `Dataset` constructor or a
-            dataset-pipeline stage (`wds.map_dict(text=lambda t: ...)`), stored on a
-            callable object (a class with `__call__`, such as a transform or processor,
-            which datasets hold), and a model's `forward` replaced by a wrapper built
-            around it (`model.forward = wrap(model.forward)`), which returns a closure.
+            Checks for a value pickle cannot store by reference (a lambda, a local
+            function or class, a generator, a factory's local function, a
+            `functools.partial` of one: the sources of DTL201, followed within the file
+            through names, `x or (lambda ...)`, conditional expressions and displays)
+            stored on an object that is pickled whole:
+
+            - an attribute of `self` in a method of a `torch.nn.Module`,
+              `LightningModule`, `Dataset`, a Lightning data module (a class whose name
+              or base ends in `DataModule`), or a transform/processor/collator/reader
+              class (`transform-classes`), which datasets hold;
+            - an attribute (or `setattr`) of a receiver known to be a model, or of an
+              instance the file constructs of such a class: `ds = MyDataset(...)`,
+              `dm = cls()` in a classmethod, `type(self)()`;
+            - an argument of a `Dataset` constructor or of a dataset-pipeline stage
+              (`wds.map_dict(text=lambda t: ...)`);
+            - a model's `forward` replaced by a wrapper built around it
+              (`model.forward = wrap(model.forward)`), which returns a closure.
             """,
         why_bad="""
             Modules and datasets are pickled whole, with the transforms and pipeline
@@ -53,9 +64,12 @@ class CallableOnModule(Rule):
             """,
         known_limits="""
             Only classes derived (in the same file or by import) from the torch, Lightning
-            or Dataset bases, `self` in their methods, and receivers recognised as models
-            (see `module-names`) are checked; a lambda stored on class level is not an
-            instance attribute and is not reported. A wrapper that returns a module-level
+            or Dataset bases, data modules and transform classes by name, `self` in their
+            methods, instances constructed in the same file, and receivers recognised as
+            models (see `module-names`) are checked; a lambda stored on class level is
+            not an instance attribute and is not reported. A store of one attribute of
+            `self` into another is not reported again. An object handed to a dataset
+            elsewhere (a reader a dataset calls) is known only by its class name. A wrapper that returns a module-level
             function is still reported when it wraps `forward`. A transform
             class is known by its name only, and is reported whether or not it ever
             reaches a dataset, and a pipeline stage
@@ -76,12 +90,18 @@ class CallableOnModule(Rule):
         owners = words(["Dataset", *stages])
         return Prefilter(
             lambda t, lc, u: bool(
-                (lc and _ATTR_STORE.search(t) and (u is None or _callable_store(u.index, u.lines, u.nodes[0], u.names)))
+                (_ATTR_STORE.search(t) and (
+                    (lc or GENERATOR_WORDS.search(t)) if u is None
+                    else _callable_store(u.index, u.lines, u.nodes[0], u.names, u)))
                 or ("forward" in t and _FORWARD_STORE.search(t))
-                or (lc and owners.search(t))),
+                or (lc and owners.search(t))
+                or returns_local(lc, u)
+                # A store in a `finally` block: the flow takes the attribute as restored.
+                or ("finally" in t and _ATTR_STORE.search(t) and (u is None or _restores(u.index)))),
             import_words=("Dataset", "lambda", "partial"),
             configured=tuple(stages),
             value_words=("lambda", "partial", "Dataset"),
+            body_words=BODY_WORDS,
         )
 
     valid = (
@@ -106,14 +126,23 @@ class CallableOnModule(Rule):
         Invalid("import webdataset as wds\npipeline = [wds.map_dict(text=lambda t: tokenize(t)[0])]"),
         Invalid("class TextProcessor:\n    def __init__(self):\n        self.fn = lambda x: x\n"
                 "    def __call__(self, x):\n        return self.fn(x)"),
+        Invalid("class Net(nn.Module):\n    def __init__(self, head=None):\n"
+                "        self.head = head or (lambda x: x)"),
+        Invalid("class PairDataModule:\n    @classmethod\n    def build(cls, ds):\n"
+                "        def loader():\n            return ds\n"
+                "        dm = cls()\n        dm.train_dataloader = loader"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Attribute):
-                self._check_store(target.target, node.value)
+                self._check_store(target.target.value, target.target.attr.value, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
+            # setattr(obj, "name", value) stores like obj.name = value.
+            self._check_store(node.args[0].value, attribute_key(node.args[1].value, self.ctx), node.args[2].value)
+            return
         qualified = self.ctx.resolve(node.func)
         if not qualified:
             return
@@ -123,33 +152,58 @@ class CallableOnModule(Rule):
             owner = f"a dataset pipeline (a {qualified} stage)"
         else:
             return
+        flow = FileFlow.of(self.ctx)
         for arg in node.args:
-            kind = self.ctx.local_callable_kind(arg.value)
-            if kind:
-                self.report(arg.value, self.message.format(kind=kind, owner=owner))
+            for source in flow.sources(arg.value):
+                self.report(source.node, self.message.format(kind=source.kind, owner=owner))
 
-    def _check_store(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
-        owner = self._owner(target.value)
-        if owner is None:
-            return
-        for candidate in _branches(value):
-            kind = self.ctx.local_callable_kind(candidate)
-            if kind:
-                self.report(candidate, self.message.format(kind=kind, owner=owner))
-            elif target.attr.value == "forward" and self._wraps_forward(candidate):
-                self.report(candidate, self.message.format(kind="a wrapper's closure", owner=owner))
+    def _check_store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
+        if attr in _MODULE_HOOKS:
+            return  # PEP 562 hooks: only a Python module's attribute means anything there
+        owner = self._owner(receiver)
+        if owner is None or attr in FileFlow.of(self.ctx).restored:
+            return  # a temporary swap: the file sets the attribute back in a `finally`
+        sources = FileFlow.of(self.ctx).sources(value, attributes=False)
+        for source in sources:
+            self.report(source.node, self.message.format(kind=source.kind, owner=owner))
+        if attr == "forward" and not sources:
+            for candidate in _branches(value):
+                if self._wraps_forward(candidate):
+                    self.report(candidate, self.message.format(kind="a wrapper's closure", owner=owner))
 
     def _owner(self, receiver: cst.BaseExpression) -> str | None:
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             cls = self.ctx.method_class()
-            if cls is not None and cls.kinds & {"torch_module", "dataset"}:
-                return f"a {cls.name} instance"
-            # Datasets and loaders hold transforms, processors and collators, and
-            # pickle them with themselves.
-            if cls is not None and matches_any(cls.name, self.options.transform_classes):
-                return f"a {cls.name} instance (datasets hold it)"
+            return self._pickled_whole(cls.name, cls.kinds, cls.bases) if cls is not None else None
+        if _python_module(receiver, self.ctx):
             return None
-        return "a model" if module_kind(receiver, self.ctx, self.options) else None
+        if module_kind(receiver, self.ctx, self.options):
+            return "a model"
+        # An instance the file constructs: `ds = MyDataset(...)`, `dm = cls()` in a
+        # classmethod of a data module.
+        if not (isinstance(receiver, cst.Name) and isinstance(self.ctx.lookup_binding(receiver.value), cst.Call)):
+            return None
+        constructed = FileFlow.of(self.ctx).constructed_class(receiver)
+        if constructed is None:
+            return None
+        name = constructed.rsplit(".", 1)[-1]
+        known = self.ctx.known_classes.get(constructed)
+        if known is not None:
+            return self._pickled_whole(known.name, known.kinds, known.bases)
+        return self._pickled_whole(name, frozenset(self.ctx.kinds_of(constructed)), ())
+
+    def _pickled_whole(self, name: str, kinds: frozenset[str], bases: tuple[str, ...]) -> str | None:
+        """How an instance of the class is pickled whole, or None."""
+        if kinds & {"torch_module", "dataset"}:
+            return f"a {name} instance"
+        # Lightning data modules go to ddp_spawn workers with the trainer.
+        if any(n.endswith("DataModule") for n in (name, *bases)):
+            return f"a {name} data module (spawned trainers pickle it)"
+        # Datasets and loaders hold transforms, processors, collators and readers, and
+        # pickle them with themselves.
+        if matches_any(name, self.options.transform_classes):
+            return f"a {name} instance (datasets hold it)"
+        return None
 
     def _wraps_forward(self, value: cst.BaseExpression) -> bool:
         """`wrap(model.forward)` or `decorator(...)(model.forward)`: a closure around forward."""
@@ -162,6 +216,23 @@ class CallableOnModule(Rule):
         )
 
 
+_MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
+_MODULE_MAKERS = frozenset({"importlib.import_module", "types.ModuleType", "ModuleType", "sys.modules.get"})
+
+
+def _python_module(receiver: cst.BaseExpression, ctx) -> bool:
+    """A Python module, not a model: bound to ``sys.modules[...]``, ``import_module(...)``
+    or ``ModuleType(...)``, or a parameter annotated ``ModuleType``."""
+    if not isinstance(receiver, cst.Name):
+        return False
+    bound = ctx.lookup_binding(receiver.value)
+    if isinstance(bound, cst.Subscript):
+        return ctx.resolve(bound.value) == "sys.modules"
+    if isinstance(bound, cst.Call):
+        return ctx.resolve(bound.func) in _MODULE_MAKERS
+    return bound is not None and (ctx.resolve(bound) or "").endswith("ModuleType")
+
+
 def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The values an expression may evaluate to, through conditional expressions."""
     if isinstance(value, cst.IfExp):
@@ -170,29 +241,34 @@ def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, names: Callable[[], Names]) -> bool:
-    """DTL204: an attribute of ``self`` or of what may be a module assigned a lambda, a
-    ``partial``, a wrapper of ``forward``, or a name this unit binds to one of those or
-    defines as a function or class (``own``, the unit's own function, is not local to
-    itself)."""
-    local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
-    for node in index(ast.Assign):
-        if isinstance(node.value, (ast.Lambda, ast.Call, ast.Name)):
-            local.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    stores = [(target.value, node.value) for node in index(ast.Assign) for target in node.targets
-              if isinstance(target, ast.Attribute) and _may_be_callable(node.value, local, lines)]
+def _callable_store(index: Index, lines: Sequence[str], own: ast.AST | None, names: Callable[[], Names],
+                    u=None) -> bool:
+    """DTL204: an attribute of ``self``, of what may be a module, or of a name bound to a
+    constructor call (an instance the file constructs) assigned (or ``setattr``) a value
+    the flow may take for a source (see ``flow_shapes.callable_stores``)."""
+    stores = callable_stores(u)
     if not stores:
         return False
     known = names()
     return any((isinstance(owner, ast.Name) and owner.id == "self") or may_be_module(owner, known, 0)
+               or (isinstance(owner, ast.Name) and any(_may_construct(v) for v in known.bindings.get(owner.id, ())))
                for owner, _ in stores)
 
 
-def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str]) -> bool:
-    if isinstance(value, ast.IfExp):
-        return _may_be_callable(value.body, local, lines) or _may_be_callable(value.orelse, local, lines)
-    if isinstance(value, ast.Call):
-        func = value.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        return name == "partial" or "forward" in lines_of(value, lines)
-    return isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in local)
+def _may_construct(value: ast.AST) -> bool:
+    """A call that may make an instance (core.flow's constructed_class): of a class named
+    in CapWords, ``cls(...)``, ``type(self)(...)``, ``self.__class__(...)``."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name[:1].isupper() or name in ("cls", "__class__") or (
+        isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type")
+
+
+def _restores(index: Index) -> bool:
+    """Whether the unit stores an attribute (or calls ``setattr``) in a ``finally`` block."""
+    return any(isinstance(node, (ast.Assign, ast.Call)) for t in index(ast.Try, getattr(ast, "TryStar", ast.Try))
+               for stmt in t.finalbody for node in ast.walk(stmt)
+               if (isinstance(node, ast.Assign) and any(isinstance(x, ast.Attribute) for x in node.targets))
+               or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"))

@@ -1,0 +1,175 @@
+"""What the pickling rules' prefilters share: where a value followed by
+:mod:`dtype_lint.core.flow` may start or end outside the unit that holds the sink.
+
+The flow follows a value across units in three ways the unit's own text does not show:
+a name bound elsewhere (the prefilter follows names bound outside functions, and keeps
+the units binding a kept unit's names), a function of the file called as a factory or a
+generator (kept by name; ``BODY_WORDS`` keeps its body), and ``self.attr`` stored in
+another method of the class (``stores_on_self`` keeps the storing method wherever the
+file holds the rule's sink words).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Sequence
+
+from dtype_lint.core.flow import HOLDERS
+from dtype_lint.core.shapes import Syntax, lines_of
+
+# A function kept as context keeps its body when it may make a source: a lambda, a
+# partial, or a yield (a generator function); nested definitions keep it anyway.
+BODY_WORDS = re.compile(r"\blambda\b|partial|\byield\b")
+
+# Per file (its lines, as the prefilter holds them): the text, and answers already given.
+_file: dict = {"lines": None}
+
+
+def _of(lines: Sequence[str]) -> dict:
+    if _file["lines"] is not lines:
+        _file.clear()
+        _file.update(lines=lines, text="\n".join(lines), has={}, functions={}, stores={})
+    return _file
+
+
+def file_text(lines: Sequence[str]) -> str:
+    """The whole file's text, joined once per file."""
+    return _of(lines)["text"]
+
+
+def file_has(lines: Sequence[str], pattern: re.Pattern[str]) -> bool:
+    """Whether the file's text matches ``pattern``, searched once per file."""
+    has = _of(lines)["has"]
+    if pattern not in has:
+        has[pattern] = bool(pattern.search(_of(lines)["text"]))
+    return has[pattern]
+
+
+def stores_on_self(u: Syntax) -> bool:
+    """Whether the unit stores on an attribute of ``self`` a value the flow may take for
+    a source: another method may send it to a sink."""
+    return any(isinstance(owner, ast.Name) and owner.id == "self" for owner, _ in callable_stores(u))
+
+
+_NESTED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
+# Names of parameters that may hold a generator (core.flow's _holds_generator).
+GENERATOR_PARAM = re.compile(r"(?:^|_)gen(?:erator)?$")
+GENERATOR_WORDS = re.compile(r"\bgen\b|_gen\b|generator|Generator|Iterator|\byield\b")
+
+
+def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True) -> bool:
+    """Whether the unit may hold a value the flow takes for a source, beyond the
+    prefilter's local-callable test ``lc``: a generator (expression, parameter, or a
+    generator function's call), ``self.attr`` (stored by another method; not with
+    ``via_self=False``), or a call of a function of the file that may return a local
+    function. Without the unit's syntax, any call counts."""
+    if lc or (via_self and "self" in text) or GENERATOR_WORDS.search(text):
+        return True
+    if u is None:
+        return "(" in text
+    if u.index(ast.GeneratorExp):
+        return True
+    return any(factory_call(call, u) for call in u.index(ast.Call))
+
+
+def factory_call(call: ast.Call, u: Syntax) -> bool:
+    """A call of a function of the file (or of a method through ``self``) that may return a
+    local function or a generator."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        name = func.attr
+    elif isinstance(func, ast.Name):
+        name = func.id
+    else:
+        return False
+    functions = _of(u.lines)["functions"]
+    if name not in functions:
+        body = u.function_text(name)
+        functions[name] = bool(body) and bool(BODY_WORDS.search(body) or len(_NESTED.findall(body)) > 1)
+    return functions[name]
+
+
+def returns_local(lc: bool, u: Syntax | None) -> bool:
+    """Whether the unit is a method that returns a lambda or a function or class it
+    defines: the flow follows ``self.method()`` calls there, and a name that only an
+    attribute mentions keeps no unit as context."""
+    if not lc or u is None or not isinstance(u.nodes[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    own = u.nodes[0]
+    if not own.args.args or own.args.args[0].arg != "self":
+        return False  # a function is kept by name where it is called; a method is not
+    # Only where the file calls it through self.
+    if not re.search(rf"\bself\s*\.\s*{re.escape(own.name)}\s*\(", file_text(u.lines)):
+        return False
+    local = {n.name for n in u.index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
+    return any(isinstance(n, ast.Lambda) or (isinstance(n, ast.Name) and n.id in local)
+               for r in u.index(ast.Return) if r.value is not None for n in ast.walk(r.value))
+
+
+def self_argument(call: ast.Call) -> bool:
+    """Whether an argument of the call reads an attribute of ``self`` (which the flow
+    follows to what other methods store there)."""
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+               for arg in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(arg))
+
+
+def callee(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def callable_stores(u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
+    """(receiver, value) for each attribute store (or ``setattr``) of the unit whose value
+    the flow may take for a source: a lambda, a generator, a ``partial``, a wrapper of
+    ``forward``, a call of a factory of the file, a transform container holding one, or a
+    name this unit binds to one (or a parameter it may take for a generator or a wrapped
+    function). The unit's own function is not local to itself."""
+    cache = _of(u.lines)["stores"]
+    if id(u) in cache:
+        return cache[id(u)][1]
+    index, lines, own = u.index, u.lines, u.nodes[0]
+    local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
+    local.update(a.arg for a in index(ast.arg) if GENERATOR_PARAM.search(a.arg) or (
+        a.annotation is not None and GENERATOR_WORDS.search(lines_of(a.annotation, lines))))
+    for node in index(ast.FunctionDef, ast.AsyncFunctionDef):
+        for d in node.decorator_list:  # @wraps(func): func is the decorated function
+            if isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Name):
+                local.add(d.args[0].id)
+    for _ in range(2):  # names bound to what may be a source, and names bound to those
+        for node in index(ast.Assign):
+            if _may_be_callable(node.value, local, lines, u):
+                local.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    pairs = [(target.value, node.value, target.attr == "forward") for node in index(ast.Assign)
+             for target in node.targets if isinstance(target, ast.Attribute)]
+    pairs += [(c.args[0], c.args[2], True) for c in index(ast.Call)
+              if isinstance(c.func, ast.Name) and c.func.id == "setattr" and len(c.args) == 3]
+    # A wrapper of forward counts where it replaces forward (DTL204's _wraps_forward).
+    stores = [(owner, value) for owner, value, forward in pairs
+              if _may_be_callable(value, local, lines, u, forward)]
+    cache[id(u)] = (u, stores)  # the unit is kept alive with its answer, so its id stays its own
+    return stores
+
+
+def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str], u: Syntax, forward: bool = False) -> bool:
+    if isinstance(value, ast.IfExp):
+        return (_may_be_callable(value.body, local, lines, u, forward)
+                or _may_be_callable(value.orelse, local, lines, u, forward))
+    if isinstance(value, ast.BoolOp):
+        return any(_may_be_callable(v, local, lines, u) for v in value.values)
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return any(_may_be_callable(v, local, lines, u) for v in value.elts)
+    if isinstance(value, ast.Dict):
+        return any(_may_be_callable(v, local, lines, u) for v in value.values)
+    if isinstance(value, ast.Starred):
+        return _may_be_callable(value.value, local, lines, u)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return (name == "partial" or (forward and "forward" in lines_of(value, lines)) or isinstance(func, ast.Call)
+                or (u is None or factory_call(value, u))
+                or (name in HOLDERS and any(_may_be_callable(a, local, lines, u)
+                                         for a in [*value.args, *(k.value for k in value.keywords)])))
+    return isinstance(value, (ast.Lambda, ast.GeneratorExp)) or (isinstance(value, ast.Name) and value.id in local)
+
+
