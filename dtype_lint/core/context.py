@@ -49,6 +49,10 @@ class FileContext:
     ENTER_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Import, cst.ImportFrom, cst.Assign,
                    cst.AnnAssign, cst.WithItem, cst.Param)
     LEAVE_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+    # The whole file's text and path, where the engine knows them (the module may hold
+    # only the part the prefilter kept): file-wide facts are read from them.
+    source: str | None = None
+    path: str = ""
 
     def __init__(self, module: cst.Module, extra_module_bases: Iterable[str] = ()) -> None:
         self.module = module

@@ -12,7 +12,8 @@ from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import is_float32
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import argument, in_cast_helper, method_name, names_dtype
+from dtype_lint.core.roles import roles
+from dtype_lint.rules.patterns import argument, method_name, names_dtype
 
 TREE_MAPS = frozenset(
     {
@@ -98,7 +99,10 @@ class TreeMapRecast(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
-        if qualified not in TREE_MAPS or in_cast_helper(self.ctx):
+        if qualified not in TREE_MAPS:
+            return
+        found = roles(self.ctx, self.options)
+        if found.skipped():
             return
         fn = argument(node, 0, "f")
         tree = argument(node, 1, "tree")
@@ -107,7 +111,7 @@ class TreeMapRecast(Rule):
         tree_text = self.ctx.module.code_for_node(tree).lower()
         if any(word in tree_text for word in _NOT_PARAMS):
             return
-        if self._casts_leaves(fn):
+        if self._casts_leaves(fn) and found.path(node) is None:
             self.report(node)
 
     def _casts_leaves(self, fn: cst.BaseExpression) -> bool:
@@ -135,12 +139,14 @@ def _casts_leaf(node: cst.Call, leaves: set[str], rule: TreeMapRecast) -> bool:
     receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
     if name in ("astype", "to", "view") and _is_leaf(receiver, leaves):
         dtype = argument(node, 0, "dtype")
-        if dtype is not None and names_dtype(dtype, rule.ctx) and not is_float32(dtype, rule.ctx):
+        if dtype is not None and names_dtype(dtype, rule.ctx) and not is_float32(dtype, rule.ctx) and not (
+                roles(rule.ctx, rule.options).matches_existing_dtype(dtype)):
             return True
     qualified = rule.ctx.resolve(node.func) or ""
     if qualified.rsplit(".", 1)[-1] in ("asarray", "array") and node.args:
         dtype = argument(node, 1, "dtype")
-        if _is_leaf(node.args[0].value, leaves) and dtype is not None and not is_float32(dtype, rule.ctx):
+        if _is_leaf(node.args[0].value, leaves) and dtype is not None and not is_float32(dtype, rule.ctx) and not (
+                roles(rule.ctx, rule.options).matches_existing_dtype(dtype)):
             return True
     return False
 

@@ -9,7 +9,8 @@ from dtype_lint.core.shapes import Prefilter, cast_call
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import cast_dtype_name, cast_target, in_cast_helper
+from dtype_lint.core.roles import roles
+from dtype_lint.rules.patterns import cast_dtype_name, cast_target
 
 _ITEMS = re.compile(r"\bitems\b")
 
@@ -77,10 +78,13 @@ class StateDictRecast(Rule):
             return
         value_name = elements[1].value.value
         value = node.value
-        if isinstance(value, cst.Call) and not in_cast_helper(self.ctx):
+        if isinstance(value, cst.Call):
             receiver = cast_target(value, self.ctx)
             # A cast to float32 restores full precision (master weights, export).
-            if isinstance(receiver, cst.Name) and receiver.value == value_name and (
+            if not (isinstance(receiver, cst.Name) and receiver.value == value_name and (
                 cast_dtype_name(value, self.ctx) != "float32"
-            ):
+            )):
+                return
+            found = roles(self.ctx, self.options)
+            if not found.skipped() and found.path(node) is None:
                 self.report(node)

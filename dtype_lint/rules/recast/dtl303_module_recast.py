@@ -6,21 +6,13 @@ import ast
 from typing import Callable
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Index, Names, Prefilter, cast_call, literals, may_be_module, words
+from dtype_lint.core.roles import _DEVICE_MOVES, factory_name, key_of, roles
+from dtype_lint.core.shapes import Index, Names, Prefilter, _module_type, _named_module, cast_call, literals, words
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import (
-    argument,
-    cast_dtype_name,
-    cast_target,
-    in_cast_helper,
-    in_inference_function,
-    matches_any,
-    method_name,
-    module_kind,
-)
+from dtype_lint.rules.patterns import argument, cast_dtype_name, cast_target, matches_any, method_name, names_dtype
 
 _PARAMETER = frozenset({"torch.nn.Parameter", "nn.Parameter", "Parameter", "torch.nn.parameter.Parameter"})
 
@@ -129,61 +121,47 @@ class ModuleRecast(Rule):
         Invalid("import torch\ndef fit(model):\n    model.eval()\n    model.half()\n    model.train()"),
     )
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # Per open function: casts waiting for its end (node, message, receiver text),
-        # and the receivers it puts in eval and in train mode.
-        self._frames: list[tuple[cst.FunctionDef, list[tuple[cst.CSTNode, str, str]], set[str], set[str]]] = []
-        self._eval_casts: set[int] = set()  # casts chained with .eval()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._frames.append((node, [], set(), set()))
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if self._frames and self._frames[-1][0] is original_node:
-            _, pending, evaluated, trained = self._frames.pop()
-            for node, message, receiver in pending:
-                if receiver not in evaluated or receiver in trained:
-                    self.report(node, message)
-
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
             return
         target, value = node.targets[0].target, node.value
         self._parameter_replaced(target, value)
         receiver = cast_target(value, self.ctx)
-        if receiver is None or module_kind(receiver, self.ctx, self.options) or in_cast_helper(self.ctx):
-            return  # a known module's cast is reported by visit_Call
-        why = module_kind(target, self.ctx, self.options)
-        if why and self._recasts(value):
-            self._cast(value, why, self._code(target))
+        if receiver is None:
+            return
+        found = roles(self.ctx, self.options)
+        if found.module_reason(receiver) or found.tensor(receiver):
+            return  # a known module's cast is reported by visit_Call; a tensor's is not one
+        why = found.module_reason(target)
+        if why and self._recasts(value) and not found.skipped():
+            self._cast(value, why, receiver)
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = method_name(node)
-        if name in ("eval", "train"):
-            self._mode_change(node, name)
-        if in_cast_helper(self.ctx):
-            return
         receiver = cast_target(node, self.ctx)
         if receiver is not None:
-            why = module_kind(receiver, self.ctx, self.options)
-            if why and self._recasts(node):
-                self._cast(node, why, self._code(receiver))
+            found = roles(self.ctx, self.options)
+            why = found.module_reason(receiver)
+            if why and self._recasts(node) and not found.skipped():
+                self._cast(node, why, receiver)
             return
         qualified = self.ctx.resolve(node.func)
         if qualified and matches_any(qualified.rsplit(".", 1)[-1], self.options.cast_helpers):
-            if self._storage_dtype(node):
+            found = roles(self.ctx, self.options)
+            if self._storage_dtype(node) or found.skipped():
                 return
             model = argument(node, 0, None)
-            self._cast(node, f"{qualified.rsplit('.', 1)[-1]}() casts it whole", self._code(model) if model else "")
+            self._cast(node, f"{qualified.rsplit('.', 1)[-1]}() casts it whole", model)
 
     def _recasts(self, call: cst.Call) -> bool:
         """Not a cast to float32, which restores the default precision, nor one to another
-        tensor's dtype (`dtype=old.weight.dtype`), which keeps what the model has."""
+        model's or tensor's dtype (`.to(unet.dtype)`, `dtype=old.weight.dtype`), which
+        keeps what is there."""
         if cast_dtype_name(call, self.ctx) == "float32":
             return False
-        dtype = argument(call, None, "dtype")
-        return not (isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype")
+        dtype = argument(call, 0, "dtype")
+        if method_name(call) == "to" and (dtype is None or not names_dtype(dtype, self.ctx)):
+            dtype = argument(call, 1, None) or argument(call, None, "dtype")
+        return not roles(self.ctx, self.options).matches_existing_dtype(dtype)
 
     def _storage_dtype(self, call: cst.Call) -> bool:
         """A helper applying a configured storage dtype (`cast_tree(mu, mu_dtype)`): the
@@ -194,28 +172,9 @@ class ModuleRecast(Rule):
             for arg in call.args
         )
 
-    def _cast(self, node: cst.Call, why: str, receiver: str) -> None:
-        if id(node) in self._eval_casts or in_inference_function(self.ctx, self.options):
-            return
-        message = self.message.format(why=why)
-        if self._frames:
-            self._frames[-1][1].append((node, message, receiver))
-        else:
-            self.report(node, message)
-
-    def _mode_change(self, node: cst.Call, name: str) -> None:
-        """Record ``x.eval()`` / ``x.train()``; a cast chained with ``.eval()`` is for inference."""
-        receiver = node.func.value  # type: ignore[union-attr]
-        if name == "eval" and not node.args and isinstance(receiver, cst.Call) and cast_target(receiver, self.ctx):
-            self._eval_casts.add(id(receiver))
-            return
-        if not self._frames:
-            return
-        training = name == "train" and not (node.args and self._code(node.args[0].value) == "False")
-        if name == "eval" and not node.args:
-            self._frames[-1][2].add(self._code(receiver))
-        elif training:
-            self._frames[-1][3].add(self._code(receiver))
+    def _cast(self, node: cst.Call, why: str, receiver: cst.BaseExpression | None) -> None:
+        if roles(self.ctx, self.options).path(node, receiver) is None:
+            self.report(node, self.message.format(why=why))
 
     def _parameter_replaced(self, target: cst.BaseExpression, value: cst.Call) -> None:
         """``p = nn.Parameter(p.half())``: a trained parameter swapped for a recast copy.
@@ -245,18 +204,47 @@ def _module_cast(index: Index, names: Callable[[], Names]) -> bool:
     if not receivers:
         return False
     known = names()
-    if any(may_be_module(receiver, known, 0) for receiver in receivers):
+    if any(_may_be_module(receiver, known, 0) for receiver in receivers):
         return True
     for node in index(ast.Assign):
         value = node.value
         if len(node.targets) != 1 or not isinstance(value, ast.Call):
             continue
-        if _cast_receiver(value) is not None and may_be_module(node.targets[0], known, 0):
+        if _cast_receiver(value) is not None and _may_be_module(node.targets[0], known, 0):
             return True
         # LibCST's first argument may be a keyword one (`Parameter(data=w.half())`).
         first = next(iter([*value.args, *(k.value for k in value.keywords)]), None)
         if _parameter(value.func, known) and isinstance(first, ast.Call) and _cast_receiver(first) is not None:
             return True
+    return False
+
+
+def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
+    """Whether core.roles.Roles.module_reason may find ``expr`` to be a module: what
+    shapes.may_be_module accepts, plus copies, factories, device moves and receivers the
+    file uses as modules (``names.module_keys``)."""
+    if depth > 6:
+        return True  # a chain of bindings too long to follow: keep the unit
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if _module_type(func, names) or factory_name(name):
+            return True
+        if name in ("deepcopy", "copy") and expr.args:
+            return _may_be_module(expr.args[0], names, depth + 1)
+        return isinstance(func, ast.Attribute) and name in _DEVICE_MOVES and _may_be_module(
+            func.value, names, depth + 1)
+    if isinstance(expr, ast.Name):
+        if expr.id == "self" or _named_module(expr.id, names) or key_of(expr.id) in names.module_keys:
+            return True
+        return any(
+            (isinstance(value, (ast.Name, ast.Attribute)) and _module_type(value, names))
+            or _may_be_module(value, names, depth + 1)
+            for value in names.bindings.get(expr.id, ())
+        )
+    if isinstance(expr, ast.Attribute):
+        return key_of(expr.attr) in names.module_keys or (
+            isinstance(expr.value, ast.Name) and expr.value.id == "self" and _named_module(expr.attr, names))
     return False
 
 

@@ -1,0 +1,663 @@
+"""Roles of receivers and code paths, for the recasting rules (F3) and any other.
+
+Two questions, answered from what a file says rather than from lists of names:
+
+* **Is this receiver a module?** A module is what the file builds with a module class
+  (``torch.nn`` or a class deriving from one), ``self`` in a module's method, a
+  parameter annotated as one, a value bound from one of those or from a factory or
+  loader named for a model (``build_model(...)``, ``from_pretrained(...)``,
+  ``torch.jit.load``), a copy of a module (``deepcopy(model)``, the usual EMA copy), or
+  a name on which the file calls what only modules have (``.parameters()``,
+  ``.state_dict()``, ``.eval()``, ``.train()``, ``.named_modules()``..., or which it
+  wraps in ``DistributedDataParallel``): that is how a loss or criterion attribute is
+  known to be a module. A receiver only *named* like a model (``module-names``) is taken
+  to be one unless the file says it is a tensor or a batch: tensor words in its name
+  (``model_inputs``, ``model_output``), tensor-only methods used on it (``.shape``,
+  ``.view()``, ``.expand()``...), or a value computed from tensors.
+
+* **Is this code on a training path or an inference/export path?** Training: a branch
+  taken when a ``training`` flag holds, a function that steps an optimizer, calls
+  ``backward()`` or ``.train()``. Inference: a function that puts the same receiver in
+  eval mode or freezes it (``.eval()``, ``.requires_grad_(False)``,
+  ``prepare_for_inference``...) and never back in train mode, runs under ``no_grad`` /
+  ``inference_mode`` (decorator or ``with``), is named for inference
+  (``inference-functions``), or works with export runtimes (TorchScript, ONNX,
+  TensorRT, OpenVINO, Core ML, TF Lite, ExecuTorch); a class whose methods put the
+  receiver in eval mode and never in train mode; a script (``__main__``) in which
+  nothing trains. Skipped entirely: test code (test files, ``test_*`` functions,
+  ``Test*`` classes), the bodies of explicit casting helpers, and classes whose job is
+  casting (precision plugins and policies, casting hooks).
+
+File-wide facts come from CPython's ``ast`` of the whole file (so the prefilter, which
+may hand LibCST only part of a file, cannot change them); facts about one function
+come from that function's LibCST node, which the prefilter always keeps whole. Both
+are computed once per file, on first use.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import fnmatch
+import re
+from typing import TYPE_CHECKING, Iterable
+
+from dtype_lint.core.deferred import cst
+
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext
+    from dtype_lint.rules.options import Options
+
+# What only modules have (tensors have none of these).
+MODULE_METHODS = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict",
+    "eval", "train", "modules", "named_modules", "children", "named_children", "register_buffer",
+    "register_parameter", "register_forward_hook", "register_forward_pre_hook", "register_module",
+    "add_module", "get_submodule", "zero_grad",
+})
+# Wrappers whose first argument is a module.
+MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "DDP", "FSDP",
+                             "compile"})
+# What only tensors (and arrays) have.
+TENSOR_METHODS = frozenset({
+    "size", "dim", "numel", "view", "reshape", "unsqueeze", "squeeze", "expand", "expand_as", "permute",
+    "transpose", "contiguous", "item", "tolist", "numpy", "detach", "clone", "masked_fill", "flatten", "repeat",
+    "chunk", "softmax", "sum", "mean", "argmax", "narrow", "index_select", "gather", "type_as", "view_as",
+})
+TENSOR_ATTRIBUTES = frozenset({"shape", "ndim", "is_floating_point", "grad_fn", "T"})
+# Words of a name that hold data rather than a model (`model_inputs`, `model_output`).
+TENSOR_WORDS = frozenset({
+    "input", "inputs", "output", "outputs", "batch", "batches", "logit", "logits", "kwargs", "args", "ids",
+    "mask", "masks", "feature", "features", "hidden", "tensor", "tensors", "sample", "samples", "image",
+    "images", "pixel", "values", "embeds", "latents", "latent", "noise", "pred", "preds", "prediction",
+    "predictions", "target", "targets", "grad", "grads", "gradients", "data", "x", "y", "out", "loss", "losses",
+    "scores", "probs", "states", "cache", "buffer",
+})
+# Words of a factory or loader's name that say it returns a model.
+_FACTORY_WORDS = frozenset({"model", "models", "network", "net", "criterion", "module"})
+_FACTORY_NAMES = frozenset({"from_pretrained", "from_config", "from_single_file", "deepcopy"})
+# Words of a class name (or its bases') whose job is casting: precision plugins and
+# policies, casting hooks; their bodies do what the user configured.
+_CASTING_CLASS_WORDS = frozenset({"precision", "cast", "casting", "caster", "autocast", "recast"})
+# Words of a function's name that make it an explicit casting helper (`tree_cast`,
+# `cast_params`, `convert_to_fp16`; also options.CAST_HELPER_PATTERNS, such as `to_bf16`):
+# its body is the casting API, its call sites are not.
+_CASTING_FUNCTION_WORDS = frozenset({"cast", "casting", "caster", "convert", "converter"})
+# Export and deployment runtimes: code that uses them prepares or runs an exported model.
+# (TorchScript is not among them: training code scripts models too.)
+_EXPORT_PREFIXES = ("torch.onnx.", "torch.export.", "onnx", "onnxruntime", "tensorrt",
+                    "torch_tensorrt", "openvino", "coremltools", "tflite_runtime", "executorch",
+                    "tensorflow.lite", "tf.lite", "cv2.dnn", "paddle.inference", "tritonclient")
+_TEST_MODULES = ("pytest", "unittest", "absl.testing", "hypothesis", "chex._src.fake")
+# Heads of `<head>.dtype` that hold the user's choice (command-line options), not an
+# existing model's or tensor's dtype.
+_OPTION_HEADS = frozenset({"args", "arguments", "opt", "opts", "options", "flags", "FLAGS", "hparams", "hp",
+                           "training_args", "train_args", "cli_args"})
+_TRAINING_FLAGS = frozenset({"training", "is_training", "is_train", "train_mode", "in_training"})
+_DEVICE_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_"})
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def words_of(name: str) -> set[str]:
+    """The lower-case words of a snake_case or CamelCase name."""
+    return {w.lower() for part in name.split("_") for w in _WORD.findall(part)}
+
+
+def key_of(name: str) -> str:
+    """How a receiver is keyed across a file: its last name, without leading underscores
+    (`self._criterion` and `criterion` are the same object by convention)."""
+    return name.lstrip("_")
+
+
+# -- file facts, from CPython's ast of the whole file ----------------------------------
+
+
+@dataclasses.dataclass
+class ClassFacts:
+    evaluated: set[str] = dataclasses.field(default_factory=set)  # receivers put in eval mode or frozen
+    trained: set[str] = dataclasses.field(default_factory=set)  # receivers put in train mode
+    trains: bool = False  # a method steps an optimizer or calls backward()
+    casting: bool = False  # the class (or a base) is named for casting or precision
+
+
+@dataclasses.dataclass
+class FileFacts:
+    module_keys: frozenset[str]  # keys of receivers the file uses as modules
+    tensor_keys: frozenset[str]  # keys of receivers the file uses as tensors
+    test: bool  # imports a test framework
+    script: bool  # has an `if __name__ == "__main__":` block
+    trains: bool  # something in the file trains
+    classes: dict[str, ClassFacts]
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _strip_moves(node: ast.AST) -> ast.AST:
+    """`model.cuda().eval()`'s receiver `model.cuda()` is `model`."""
+    while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+           and node.func.attr in _DEVICE_MOVES):
+        node = node.func.value
+    return node
+
+
+def _last_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return None
+
+
+def _is_false(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _ast_trains(call: ast.Call) -> bool:
+    """A call that trains: backward(), an optimizer step, .train(), fit(), train(...)."""
+    name = _last_name(call.func)
+    if name is None:
+        return False
+    if name in ("backward", "zero_grad", "fit"):
+        return True
+    if name == "train":
+        if isinstance(call.func, ast.Attribute):
+            return not (call.args and _is_false(call.args[0]))
+        return bool(call.args)
+    if name == "step" and isinstance(call.func, ast.Attribute):
+        owner = _last_name(call.func.value) or ""
+        return "optim" in owner.lower() or "scaler" in owner.lower()
+    return name.startswith("train_") and not (words_of(name) & {"data", "dataset", "loader", "dataloader",
+                                                               "split", "test", "args", "config", "sampler"})
+
+
+def _ast_evaluates(call: ast.Call, options: Options) -> bool:
+    """A call that puts its receiver in inference mode: eval(), train(False),
+    requires_grad_(False), prepare_for_inference...()"""
+    name = _last_name(call.func)
+    if not isinstance(call.func, ast.Attribute) or name is None:
+        return False
+    if name == "eval" and not call.args:
+        return True
+    if name in ("train", "requires_grad_") and call.args and _is_false(call.args[0]):
+        return True
+    return name != "eval" and any(fnmatch.fnmatchcase(name.lower(), p) for p in options.inference_functions)
+
+
+def file_facts(tree: ast.Module, options: Options, path: str = "") -> FileFacts:
+    module_keys: set[str] = set()
+    tensor_keys: set[str] = set()
+    test = _test_path(path)
+    script = trains = False
+    classes: dict[str, ClassFacts] = {}
+    # The classes enclosing each node, by a walk that carries them.
+    stack: list[tuple[ast.AST, tuple[ClassFacts, ...]]] = [(tree, ())]
+    while stack:
+        node, enclosing = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            facts = classes.setdefault(node.name, ClassFacts())
+            names = [node.name, *(n for n in (_last_name(b) for b in node.bases) if n)]
+            facts.casting = facts.casting or any(words_of(n) & _CASTING_CLASS_WORDS for n in names)
+            enclosing = (*enclosing, facts)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = _last_name(func)
+            if isinstance(func, ast.Attribute):
+                receiver = _strip_moves(func.value)
+                last = _last_name(receiver)
+                if last is not None:
+                    if func.attr in MODULE_METHODS:
+                        module_keys.add(key_of(last))
+                    elif func.attr in TENSOR_METHODS:
+                        tensor_keys.add(key_of(last))
+            if name in MODULE_WRAPPERS and node.args:
+                last = _last_name(_strip_moves(node.args[0]))
+                if last is not None:
+                    module_keys.add(key_of(last))
+            if _ast_trains(node):
+                trains = True
+                if enclosing:
+                    enclosing[-1].trains = True
+            if enclosing and isinstance(func, ast.Attribute):
+                receiver = _dotted(_strip_moves(func.value))
+                if receiver is not None and receiver.split(".")[0] == "self":
+                    if _ast_evaluates(node, options):
+                        enclosing[-1].evaluated.add(receiver)
+                    elif func.attr == "train" and not (node.args and _is_false(node.args[0])):
+                        enclosing[-1].trained.add(receiver)
+        elif isinstance(node, ast.Attribute) and node.attr in TENSOR_ATTRIBUTES:
+            last = _last_name(node.value)
+            if last is not None:
+                tensor_keys.add(key_of(last))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            names = [module] if module else [a.name for a in node.names]
+            if any(n == m or n.startswith(m + ".") for n in names if n for m in _TEST_MODULES):
+                test = True
+        elif isinstance(node, ast.If) and _main_guard(node.test):
+            script = True
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+            # `m = self.model.eval()`: both names are in eval mode.
+            value = node.value
+            if enclosing and _ast_evaluates(value, options):
+                target = _dotted(node.targets[0])
+                if target is not None and target.startswith("self."):
+                    enclosing[-1].evaluated.add(target)
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, enclosing))
+    return FileFacts(frozenset(module_keys - {"self"}), frozenset(tensor_keys - module_keys), test, script,
+                     trains, classes)
+
+
+def _main_guard(test: ast.AST) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators))
+
+
+def _test_path(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1] if parts else ""
+    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or any(p in ("tests", "test", "testing") for p in parts[:-1]))
+
+
+def module_keys(tree: ast.Module) -> frozenset[str]:
+    """For the prefilter: keys of receivers the file uses as modules (a superset of what
+    :func:`file_facts` finds, without the options)."""
+    keys: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
+            last = _last_name(_strip_moves(func.value))
+            if last is not None:
+                keys.add(key_of(last))
+        if _last_name(func) in MODULE_WRAPPERS and node.args:
+            last = _last_name(_strip_moves(node.args[0]))
+            if last is not None:
+                keys.add(key_of(last))
+    return frozenset(keys)
+
+
+def factory_name(name: str | None) -> bool:
+    """Whether a callee's last name says it returns a model (`build_model`,
+    `load_pretrained_model`, `from_pretrained`, `deepcopy` of one)."""
+    if not name:
+        return False
+    if name in _FACTORY_NAMES:
+        return True
+    found = words_of(name)
+    return bool(found & _FACTORY_WORDS) and not found & TENSOR_WORDS
+
+
+# -- per-function facts, from the function's LibCST node ---------------------------------
+
+
+@dataclasses.dataclass
+class FunctionFacts:
+    trains: bool = False
+    # receiver -> where (in source order) it is put in eval mode or frozen, and rebound
+    evaluated: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    bound: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    order: dict[int, int] = dataclasses.field(default_factory=dict)  # id(call) -> its place in source order
+    trained: set[str] = dataclasses.field(default_factory=set)
+    no_grad: bool = False  # decorated with no_grad / inference_mode
+    exports: bool = False  # uses an export or deployment runtime
+    guarded_train: set[int] = dataclasses.field(default_factory=set)  # ids of calls under `if training:`
+    guarded_infer: set[int] = dataclasses.field(default_factory=set)  # ids of calls under `with no_grad():`
+    # id(call) -> the values whose dtype a test it is under checks (`if x.dtype ...:`)
+    guarded_match: dict[int, frozenset[str]] = dataclasses.field(default_factory=dict)
+
+
+def _cst_dotted(node: cst.CSTNode) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _cst_strip_moves(node: cst.CSTNode) -> cst.CSTNode:
+    while (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+           and node.func.attr.value in _DEVICE_MOVES):
+        node = node.func.value
+    return node
+
+
+def _cst_last(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Name):
+        return node.value
+    return None
+
+
+def _cst_false(args: Iterable[cst.Arg]) -> bool:
+    first = next(iter(args), None)
+    return first is not None and isinstance(first.value, cst.Name) and first.value.value == "False"
+
+
+def _training_test(test: cst.BaseExpression) -> bool:
+    """`if training:`, `if self.training and ...:` (not negated)."""
+    if isinstance(test, cst.BooleanOperation):
+        return test.operator.__class__.__name__ == "And" and (_training_test(test.left) or _training_test(test.right))
+    last = _cst_last(test)
+    return last in _TRAINING_FLAGS
+
+
+class Roles:
+    """The roles of one file's receivers and code paths (see the module's docs)."""
+
+    def __init__(self, ctx: FileContext, options: Options) -> None:
+        self.ctx = ctx
+        self.options = options
+        self._file: FileFacts | None = None
+        self._functions: dict[int, FunctionFacts] = {}
+
+    # -- file --------------------------------------------------------------------------
+
+    @property
+    def file(self) -> FileFacts:
+        if self._file is None:
+            source = getattr(self.ctx, "source", None) or self.ctx.module.code
+            try:
+                tree = ast.parse(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self._file = file_facts(tree, self.options, getattr(self.ctx, "path", "") or "")
+        return self._file
+
+    # -- receivers ---------------------------------------------------------------------
+
+    def module_reason(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+        """Why ``expr`` is a module, or None (unknown, or a tensor or a batch)."""
+        from dtype_lint.rules.patterns import _module_type, matches_any
+
+        ctx = self.ctx
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.Call):
+            strong = _module_type(expr.func, ctx)
+            if strong:
+                return strong
+            name = _cst_last(expr.func)
+            if name in ("deepcopy", "copy") and expr.args:
+                inner = self.module_reason(expr.args[0].value, depth + 1)
+                return f"a copy of a module ({inner})" if inner else None
+            if factory_name(name) and name not in ("deepcopy",):
+                return f"{name}() returns a model"
+            if isinstance(expr.func, cst.Attribute) and name in _DEVICE_MOVES:
+                return self.module_reason(expr.func.value, depth + 1)
+            return None
+        if isinstance(expr, cst.Name):
+            if expr.value == "self":
+                cls = ctx.method_class()
+                return "'self' is a module here" if cls and "torch_module" in cls.kinds else None
+            bound = ctx.lookup_binding(expr.value)
+            if bound is not None:
+                kind = (_module_type(bound, ctx) if isinstance(bound, (cst.Name, cst.Attribute)) else None) or (
+                    self.module_reason(bound, depth + 1))
+                if kind:
+                    return kind
+            name = expr.value
+        elif isinstance(expr, cst.Attribute):
+            name = expr.attr.value
+        else:
+            return None
+        # Data words in the name (`x`, `model_inputs`) outweigh file-wide evidence about
+        # a name that other code may reuse.
+        if words_of(name) & TENSOR_WORDS:
+            return None
+        key = key_of(name)
+        if key in self.file.module_keys:
+            return f"'{name}' is used as a module in this file"
+        if self.tensor(expr, name):
+            return None
+        if matches_any(name, self.options.module_names) and (
+                isinstance(expr, cst.Name) or _cst_dotted(expr) == f"self.{name}"):
+            return f"'{name}' names a model"
+        return None
+
+    def tensor(self, expr: cst.BaseExpression, name: str | None = None) -> bool:
+        """Whether the file says ``expr`` holds tensors or a batch, not a module."""
+        if isinstance(expr, cst.Call):
+            method = _cst_last(expr.func)
+            if method in TENSOR_METHODS or any(a.keyword is not None and a.keyword.value == "return_tensors"
+                                               for a in expr.args):
+                return True
+            return isinstance(expr.func, cst.Attribute) and self.tensor(expr.func.value)
+        if isinstance(expr, (cst.BinaryOperation, cst.Subscript)):
+            return True
+        name = name or _cst_last(expr)
+        if name is None:
+            return False
+        return bool(words_of(name) & TENSOR_WORDS) or key_of(name) in self.file.tensor_keys
+
+    # -- code paths --------------------------------------------------------------------
+
+    def skipped(self) -> str | None:
+        """Why code here is not reported at all: test code, a casting helper's body, or a
+        class whose job is casting."""
+        from dtype_lint.rules.patterns import in_cast_helper
+
+        ctx = self.ctx
+        if self.file.test:
+            return "test code"
+        for scope in ctx.scopes:
+            if isinstance(scope.node, cst.FunctionDef) and scope.name.startswith("test"):
+                return "test code"
+        for info in ctx.classes:
+            if info.name.startswith("Test") or info.name.endswith(("Test", "TestCase")) or any(
+                    b.endswith("TestCase") for b in info.bases):
+                return "test code"
+            facts = self.file.classes.get(info.name)
+            if facts is not None and facts.casting:
+                return "a class whose job is casting"
+        if in_cast_helper(ctx) or any(
+                isinstance(s.node, cst.FunctionDef) and words_of(s.name) & _CASTING_FUNCTION_WORDS
+                for s in ctx.scopes):
+            return "the body of a casting helper"
+        return None
+
+    def function_facts(self, fn: cst.FunctionDef) -> FunctionFacts:
+        facts = self._functions.get(id(fn))
+        if facts is None:
+            facts = self._functions[id(fn)] = self._scan(fn)
+        return facts
+
+    def _scan(self, fn: cst.FunctionDef) -> FunctionFacts:
+        ctx = self.ctx
+        facts = FunctionFacts()
+        for decorator in fn.decorators:
+            target = decorator.decorator
+            target = target.func if isinstance(target, cst.Call) else target
+            last = (_cst_last(target) or "").lower()
+            if "no_grad" in last or "inference" in last:
+                facts.no_grad = True
+        # (node, under `if training:`, under `with no_grad():`)
+        # (node, the flags of the branches it is in: `if training:`, `with no_grad():`, `if x.dtype ...:`)
+        stack: list[tuple[cst.CSTNode, tuple[bool, bool, frozenset[str]]]] = [(fn.body, (False, False, frozenset()))]
+        from dtype_lint.core.traversal import child_fields
+
+        place = 0
+        while stack:
+            node, flags = stack.pop()
+            place += 1
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue  # their own scopes
+            train, infer, match = flags
+            owners = self._dtype_owners(node.test) if isinstance(node, (cst.If, cst.IfExp)) else frozenset()
+            if isinstance(node, (cst.If, cst.IfExp)) and (_training_test(node.test) or owners):
+                # The true branch runs while training, or casts to match another value's
+                # dtype (`m.half() if x.dtype is torch.float16 else m`).
+                branch = (True, infer, match) if _training_test(node.test) else (train, infer, match | owners)
+                parts = [(node.test, flags), (node.body, branch)]
+                if node.orelse is not None:
+                    parts.append((node.orelse, flags))
+                if isinstance(node, cst.IfExp):  # source order: body, test, orelse
+                    parts[0], parts[1] = parts[1], parts[0]
+                stack.extend(reversed(parts))
+                continue
+            if isinstance(node, cst.With) and any(self._no_grad(item.item) for item in node.items):
+                stack.append((node.body, (train, True, match)))
+                continue
+            if isinstance(node, cst.Call):
+                facts.order[id(node)] = place
+                self._call(node, facts, place)
+                if train:
+                    facts.guarded_train.add(id(node))
+                if infer:
+                    facts.guarded_infer.add(id(node))
+                if match:
+                    facts.guarded_match[id(node)] = match
+            elif isinstance(node, (cst.Import, cst.ImportFrom)):
+                text = ctx.module.code_for_node(node)
+                if any(re.search(rf"\b{re.escape(p)}", text) for p in _EXPORT_PREFIXES if "." not in p):
+                    facts.exports = True
+            elif isinstance(node, (cst.Assign, cst.For)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                value = node.value if isinstance(node, cst.Assign) else None
+                source = _cst_dotted(_cst_strip_moves(value)) if value is not None else None
+                for target in targets:
+                    text = _cst_dotted(target)
+                    if text is None:
+                        continue
+                    if isinstance(value, cst.Call) and self._evaluates(value):
+                        facts.evaluated.setdefault(text, []).append(place)
+                    elif source != text:  # `model = model.to(device)` keeps the object
+                        facts.bound.setdefault(text, []).append(place)
+            # Children in source order: pushed last to first.
+            children: list[cst.CSTNode] = []
+            for field in child_fields(type(node)):
+                value = getattr(node, field)
+                if isinstance(value, (tuple, list)):
+                    children.extend(v for v in value if isinstance(v, cst.CSTNode))
+                elif isinstance(value, cst.CSTNode):
+                    children.append(value)
+            stack.extend((child, flags) for child in reversed(children))
+        return facts
+
+    def _dtype_owners(self, test: cst.BaseExpression) -> frozenset[str]:
+        """The values whose dtype a test checks (`x.dtype is torch.float16`: x)."""
+        from dtype_lint.core.traversal import descendants
+
+        return frozenset(_cst_dotted(n.value) or "?" for n in descendants(test)
+                         if isinstance(n, cst.Attribute) and self.matches_existing_dtype(n))
+
+    def _no_grad(self, item: cst.BaseExpression) -> bool:
+        target = item.func if isinstance(item, cst.Call) else item
+        last = (_cst_last(target) or "").lower()
+        return "no_grad" in last or "inference_mode" in last
+
+    def _evaluates(self, call: cst.Call) -> bool:
+        name = _cst_last(call.func)
+        if not isinstance(call.func, cst.Attribute) or name is None:
+            return False
+        if name == "eval" and not call.args:
+            return True
+        if name in ("train", "requires_grad_") and _cst_false(call.args):
+            return True
+        return name != "eval" and any(fnmatch.fnmatchcase(name.lower(), p) for p in self.options.inference_functions)
+
+    def _call(self, call: cst.Call, facts: FunctionFacts, place: int) -> None:
+        func = call.func
+        name = _cst_last(func)
+        if name is None:
+            return
+        qualified = self.ctx.resolve(func) or ""
+        if any(qualified.startswith(p) for p in _EXPORT_PREFIXES):
+            facts.exports = True
+        if isinstance(func, cst.Attribute):
+            receiver = _cst_dotted(_cst_strip_moves(func.value))
+            if self._evaluates(call):
+                if receiver:
+                    facts.evaluated.setdefault(receiver, []).append(place)
+            elif name == "train" and not _cst_false(call.args):
+                facts.trains = True
+                if receiver:
+                    facts.trained.add(receiver)
+        if name in ("backward", "zero_grad", "fit"):
+            facts.trains = True
+        elif name == "step" and isinstance(func, cst.Attribute):
+            owner = (_cst_last(func.value) or "").lower()
+            facts.trains = facts.trains or "optim" in owner or "scaler" in owner
+        elif name == "train" and isinstance(func, cst.Name) and call.args:
+            facts.trains = True
+        elif name.startswith("train_") and not words_of(name) & {"data", "dataset", "loader", "dataloader",
+                                                                  "split", "test", "args", "config", "sampler"}:
+            facts.trains = True
+
+    def path(self, node: cst.CSTNode, receiver: cst.BaseExpression | None = None) -> str | None:
+        """Why a cast at ``node`` (of ``receiver``, if it has one) runs only for inference
+        or export, or None when it may run before or during training."""
+        from dtype_lint.rules.patterns import matches_any
+
+        ctx = self.ctx
+        fn = ctx.function
+        facts = self.function_facts(fn.node) if fn is not None else None  # type: ignore[arg-type]
+        if facts is not None and id(node) in facts.guarded_train:
+            return None  # the code says this branch runs while training
+        text = _cst_dotted(_cst_strip_moves(receiver)) if receiver is not None else None
+        if facts is not None and facts.guarded_match.get(id(node), frozenset()) - {text}:
+            return "cast to match another value's dtype"
+        if facts is not None and id(node) in facts.guarded_infer:
+            return "under no_grad/inference_mode"
+        names = [s.name.lower() for s in ctx.scopes if isinstance(s.node, cst.FunctionDef)]
+        if any(matches_any(name, self.options.inference_functions) for name in names):
+            return "in a function named for inference, evaluation or export"
+        text = _cst_dotted(_cst_strip_moves(receiver)) if receiver is not None else None
+        if facts is not None:
+            if text and text not in facts.trained and self._evaluated(facts, text, facts.order.get(id(node))):
+                return f"'{text}' is put in eval mode here and never in train mode"
+            if not facts.trains and (facts.no_grad or facts.exports):
+                return "in a function that runs without gradients or uses an export runtime"
+        cls = ctx.method_class()
+        if cls is not None and text and text.split(".")[0] == "self":
+            cf = self.file.classes.get(cls.name)
+            if cf is not None and not cf.trains and text in cf.evaluated and text not in cf.trained:
+                return f"'{text}' is put in eval mode by its class and never in train mode"
+        if self.file.script and not self.file.trains:
+            return "a script in which nothing trains"
+        return None
+
+    @staticmethod
+    def _evaluated(facts: FunctionFacts, text: str, place: int | None) -> bool:
+        """Whether ``text`` is put in eval mode, before or after ``place``, with no
+        rebinding of the name in between (then it is the same object)."""
+        if place is None:
+            return False
+        bound = facts.bound.get(text, ())
+        return any(not any(min(at, place) < b < max(at, place) for b in bound) for at in facts.evaluated.get(text, ()))
+
+    # -- dtypes ------------------------------------------------------------------------
+
+    def matches_existing_dtype(self, dtype: cst.BaseExpression | None) -> bool:
+        """``x.to(other.dtype)``: the dtype of an existing model, tensor or leaf (not a
+        command-line option), which keeps what is there rather than choosing a precision."""
+        if not isinstance(dtype, cst.Attribute) or dtype.attr.value != "dtype":
+            return False
+        head = dtype.value
+        last = _cst_last(head)
+        return last not in _OPTION_HEADS
+
+
+def roles(ctx: FileContext, options: Options) -> Roles:
+    """The file's :class:`Roles`, built on first use and shared by every rule."""
+    found = getattr(ctx, "_roles", None)
+    if found is None or found.options is not options:
+        found = Roles(ctx, options)
+        ctx._roles = found  # type: ignore[attr-defined]
+    return found
