@@ -70,7 +70,7 @@ TENSOR_WORDS = frozenset({
     "input", "inputs", "output", "outputs", "batch", "batches", "logit", "logits", "kwargs", "args", "ids",
     "mask", "masks", "feature", "features", "hidden", "tensor", "tensors", "sample", "samples", "image",
     "images", "pixel", "values", "embeds", "latents", "latent", "noise", "pred", "preds", "prediction",
-    "predictions", "target", "targets", "grad", "grads", "gradients", "data", "x", "y", "out", "loss", "losses",
+    "predictions", "target", "targets", "grad", "grads", "gradients", "data", "x", "y", "out",
     "scores", "probs", "states", "cache", "buffer",
 })
 # Words of a factory or loader's name that say it returns a model.
@@ -93,6 +93,9 @@ _TEST_MODULES = ("pytest", "unittest", "absl.testing", "hypothesis", "chex._src.
 # existing model's or tensor's dtype.
 _OPTION_HEADS = frozenset({"args", "arguments", "opt", "opts", "options", "flags", "FLAGS", "hparams", "hp",
                            "training_args", "train_args", "cli_args"})
+# Words of a name that holds parameters or model state.
+_PARAMETER_WORDS = frozenset({"param", "params", "parameters", "weight", "weights", "state", "sd", "checkpoint",
+                              "ckpt", "model", "variables", "tree", "master"})
 _TRAINING_FLAGS = frozenset({"training", "is_training", "is_train", "train_mode", "in_training"})
 _DEVICE_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_"})
 
@@ -119,6 +122,7 @@ class ClassFacts:
     trained: set[str] = dataclasses.field(default_factory=set)  # receivers put in train mode
     trains: bool = False  # a method steps an optimizer or calls backward()
     casting: bool = False  # the class (or a base) is named for casting or precision
+    no_grad_entry: bool = False  # its __call__ or forward runs under no_grad / inference_mode
 
 
 @dataclasses.dataclass
@@ -208,6 +212,10 @@ def file_facts(tree: ast.Module, options: Options, path: str = "") -> FileFacts:
             names = [node.name, *(n for n in (_last_name(b) for b in node.bases) if n)]
             facts.casting = facts.casting or any(words_of(n) & _CASTING_CLASS_WORDS for n in names)
             enclosing = (*enclosing, facts)
+            for member in node.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name in (
+                        "__call__", "forward") and any(_no_grad_decorator(d) for d in member.decorator_list):
+                    facts.no_grad_entry = True
         elif isinstance(node, ast.Call):
             func = node.func
             name = _last_name(func)
@@ -256,6 +264,12 @@ def file_facts(tree: ast.Module, options: Options, path: str = "") -> FileFacts:
             stack.append((child, enclosing))
     return FileFacts(frozenset(module_keys - {"self"}), frozenset(tensor_keys - module_keys), test, script,
                      trains, classes)
+
+
+def _no_grad_decorator(node: ast.AST) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    last = (_last_name(target) or "").lower()
+    return "no_grad" in last or "inference_mode" in last
 
 
 def _main_guard(test: ast.AST) -> bool:
@@ -625,9 +639,11 @@ class Roles:
             if not facts.trains and (facts.no_grad or facts.exports):
                 return "in a function that runs without gradients or uses an export runtime"
         cls = ctx.method_class()
-        if cls is not None and text and text.split(".")[0] == "self":
-            cf = self.file.classes.get(cls.name)
-            if cf is not None and not cf.trains and text in cf.evaluated and text not in cf.trained:
+        cf = self.file.classes.get(cls.name) if cls is not None else None
+        if cf is not None and not cf.trains:
+            if cf.no_grad_entry:
+                return f"in {cls.name}, whose __call__/forward runs without gradients"  # type: ignore[union-attr]
+            if text and text.split(".")[0] == "self" and text in cf.evaluated and text not in cf.trained:
                 return f"'{text}' is put in eval mode by its class and never in train mode"
         if self.file.script and not self.file.trains:
             return "a script in which nothing trains"
@@ -647,11 +663,44 @@ class Roles:
     def matches_existing_dtype(self, dtype: cst.BaseExpression | None) -> bool:
         """``x.to(other.dtype)``: the dtype of an existing model, tensor or leaf (not a
         command-line option), which keeps what is there rather than choosing a precision."""
+        if isinstance(dtype, cst.Name):  # `dtype = self.vae.dtype` ... `.to(dtype)`
+            bound = self.ctx.lookup_binding(dtype.value)
+            return isinstance(bound, cst.Attribute) and self.matches_existing_dtype(bound)
         if not isinstance(dtype, cst.Attribute) or dtype.attr.value != "dtype":
             return False
         head = dtype.value
         last = _cst_last(head)
         return last not in _OPTION_HEADS
+
+    def requested_dtype(self, dtype: cst.BaseExpression | None) -> bool:
+        """A dtype the caller passed in: a parameter of the enclosing function, which does
+        not train (a loader or builder applying the dtype its caller asked for, the
+        configuration interface)."""
+        fn = self.ctx.function
+        if not isinstance(dtype, cst.Name) or fn is None or not isinstance(fn.node, cst.FunctionDef):
+            return False
+        params = fn.node.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        return dtype.value in names and not self.function_facts(fn.node).trains
+
+    def parameter_dict(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether a dict holds a model's parameters or state: a ``state_dict()``, a
+        checkpoint loaded from a file, or a name that says so (`params`, `weights`,
+        `state_dict`, `sd`, `checkpoint`); not a cache of activations or features."""
+        if depth > 4:
+            return False
+        if isinstance(expr, cst.Call):
+            name = _cst_last(expr.func) or ""
+            if name in ("state_dict", "named_parameters", "named_buffers", "load", "load_file", "load_state_dict"):
+                return True
+            return isinstance(expr.func, cst.Attribute) and self.parameter_dict(expr.func.value, depth + 1)
+        name = _cst_last(expr)
+        if name is None:
+            return False
+        if words_of(name) & _PARAMETER_WORDS:
+            return True
+        bound = self.ctx.lookup_binding(name) if isinstance(expr, cst.Name) else None
+        return bound is not None and self.parameter_dict(bound, depth + 1)
 
 
 def roles(ctx: FileContext, options: Options) -> Roles:

@@ -41,7 +41,10 @@ class TreeMapRecast(Rule):
             Checks `jax.tree.map`, `jax.tree_util.tree_map`, `jax.tree_map` and their
             `_with_path` forms when the mapped function casts each leaf
             (`x.astype(dtype)`, `jnp.asarray(x, dtype=...)`, `x.to(dtype)`), whether it is
-            a lambda, a function defined in the file, or a `functools.partial`.
+            a lambda, a function defined in the file, or a `functools.partial`. Code paths
+            and roles come from `dtype_lint.core.roles`: test code, the bodies of casting
+            helpers (`to_bf16`, `tree_cast`, `cast_*`), classes whose job is casting, and
+            inference or export paths are not reported.
             """,
         why_bad="""
             Recasting the parameter tree by hand bypasses the modules' own `dtype` and
@@ -60,7 +63,9 @@ class TreeMapRecast(Rule):
             """,
         known_limits="""
             Casts to float32 restore full precision and are not reported (a checkpoint
-            widened for export, master weights). Trees named like gradients, updates,
+            widened for export, master weights), nor are casts to another leaf's dtype
+            (`lambda s, i: i.astype(s.dtype)`), which keep the tree's dtypes. Trees named
+            like gradients, updates,
             batches or outputs are not reported, and
             casts inside explicit casting helpers (`to_bf16`, `cast_tree`, ...) are not
             either: their call sites are DTL303's. A mapped function imported from another
@@ -81,6 +86,10 @@ class TreeMapRecast(Rule):
             body_words=_LEAF_CAST)
 
     valid = (
+        "import jax\nstate = jax.tree.map(lambda s, i: i.astype(s.dtype), state, fresh)",
+        "import jax\ndef tree_cast(tree, dtype):\n    return jax.tree.map(lambda t: t.astype(dtype), tree)",
+        "import jax\nimport jax.numpy as jnp\ndef test_bf16(params):\n"
+        "    return jax.tree.map(lambda t: t.astype(jnp.bfloat16), params)",
         "import jax\nzeros = jax.tree.map(lambda x: jnp.zeros_like(x), params)",
         "import jax\ngrads = jax.tree.map(lambda g: g.astype(jnp.float32), grads)",
         "import jax\ndef to_bf16(params):\n    return jax.tree.map(lambda x: x.astype(jnp.bfloat16), params)",

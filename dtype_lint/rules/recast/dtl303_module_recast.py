@@ -24,18 +24,36 @@ class ModuleRecast(Rule):
         summary="Whole module recast instead of configured",
         what_it_does="""
             Checks for `.half()`, `.bfloat16()`, `.double()`, `.float()`, `.to(<dtype>)`,
-            `.to(dtype=...)` and `.type(<dtype>)` on a receiver known to be a module: one
-            built by a `torch.nn` constructor or a class deriving from `nn.Module`, `self`
-            inside a module, a parameter annotated as a module, or a name configured in
-            `module-names` (`model`, `net`, `*_model` by default), or a cast whose result
-            is stored under such a name (`model = build(cfg).to(dtype=dtype)`); calls of
-            helpers that cast a whole model (`convert_weights_to_lp`, `to_bf16`, ... from
+            `.to(dtype=...)` and `.type(<dtype>)` on a receiver the file shows to be a module
+            (`dtype_lint.core.roles`): one built by a `torch.nn` constructor or a class
+            deriving from `nn.Module`, `self` inside a module, a parameter annotated as a
+            module, a value bound from a factory or loader named for a model
+            (`build_model(...)`, `from_pretrained(...)`) or from a copy of a module
+            (`deepcopy(model)`, EMA copies), a name or attribute on which the file calls
+            what only modules have (`.parameters()`, `.state_dict()`, `.train()`,
+            `.eval()`... : loss and criterion modules are known so), or a name configured in
+            `module-names` that the file does not show to hold tensors or a batch
+            (`model_inputs`, `model_output`, `t_model.expand(n)`); a cast whose result is
+            stored under such a name (`model = build(cfg).to(dtype=dtype)`); calls of helpers
+            that cast a whole model (`convert_weights_to_lp`, `to_bf16`, ... from
             `cast-helpers`); and a parameter replaced by a recast copy of itself
-            (`self.emb = nn.Parameter(self.emb.half())`). Casts to float32 restore the
-            default precision and are not reported, nor are casts in functions that only
-            run the model for inference or evaluation: functions named so
-            (`inference-functions`), or that put the same model in eval mode
-            (`model.eval()`, `model.to(dtype).eval()`) and never back in train mode.
+            (`self.emb = nn.Parameter(self.emb.half())`).
+
+            Only casts that may run before or during training are reported. A branch taken
+            when a `training` flag holds is a training path. Not reported: casts to
+            float32 (they restore the default), to another model's or tensor's dtype
+            (`.to(unet.dtype)`, `m.half() if x.dtype is torch.float16 else m`), to a dtype
+            the caller passed to a function that does not train (a loader applying its
+            `torch_dtype` argument); casts on an inference or export path: in a function
+            named so (`inference-functions`), under `no_grad`/`inference_mode`, in a
+            function that puts the same receiver in eval mode or freezes it (`.eval()`,
+            `.requires_grad_(False)`, `prepare_for_inference`) with no rebinding between and
+            never back in train mode, that uses an export runtime (ONNX, TensorRT, OpenVINO,
+            Core ML, TF Lite, ExecuTorch) and does not train; in a class that puts the
+            receiver in eval mode, or whose `__call__`/`forward` runs without gradients; in
+            a script (`__main__`) in which nothing trains. Nor in test code, in the bodies
+            of explicit casting helpers (`to_fp16`, `cast_*`, `*_cast`, `convert_*`), or in
+            classes whose job is casting (precision plugins and policies, casting hooks).
             """,
         why_bad="""
             `model.half()` casts every parameter and buffer in place: training then keeps
@@ -63,16 +81,19 @@ class ModuleRecast(Rule):
               applies a configured storage dtype and is not reported.
             """,
         known_limits="""
-            A module returned by a function or stored in a container is only known by its
-            name (the mypy plugin knows it by its type). Inference and export are only
-            recognised by a function's name or an `.eval()` on the same receiver in the
-            same function; other inference-only casts are still reported: suppress them
-            with `# noqa: DTL303`. A helper call is taken to apply a configured storage
-            dtype when its dtype argument is named like one (`param-dtype-names`, such
-            as `mu_dtype`). The bodies of explicit casting helpers (`half`,
-            `to_fp16`, `convert_*`, `*cast*`) are not reported, except where they replace a
+            A module returned by a function of another file or stored in a container is only
+            known by its name or by what this file calls on it (the mypy plugin knows it by
+            its type). Receivers are keyed by their last name across the file, so a short
+            name used both for a module and for something else (`m`, `x`) can be taken for
+            either; data words in the name (`x`, `inputs`, `output`, `batch`) win. Code paths
+            are read within one file: a cast in a library function is reported unless that
+            function, its class or its script shows inference, even if every caller only
+            evaluates; a loader that returns the model in eval mode is taken for inference.
+            A helper call is taken to apply a configured storage dtype when its dtype
+            argument is named like one (`param-dtype-names`, such as `mu_dtype`). The bodies
+            of explicit casting helpers are not reported, except where they replace a
             parameter with a recast copy (that also detaches it from its optimizer). A
-            frozen submodule's cast looks like any other.
+            frozen submodule's cast is silent only where the same function freezes it.
             """,
     )
     message = (
@@ -94,6 +115,11 @@ class ModuleRecast(Rule):
         )
 
     valid = (
+        "def prepare(model_inputs, dtype):\n    return model_inputs.to(dtype)",
+        "import torch\ndef match(controlnet, unet):\n    controlnet.to(unet.dtype)",
+        "import torch\nclass DoublePrecisionPlugin:\n    def connect(self, model):\n        return model.double()",
+        "import torch\nif __name__ == '__main__':\n    model = load()\n    model.half()\n    print(model(x))",
+        "import torch\ndef test_half():\n    model = build()\n    model.half()",
         "model = nn.Linear(2, 2)\nmodel.to('cuda')",
         "def f(x: torch.Tensor):\n    return x.half()",
         "import torch\nmodel = nn.Linear(2, 2)\nmodel.to(torch.device('cuda'))",
@@ -109,6 +135,10 @@ class ModuleRecast(Rule):
         "    new.to(old.weight.device, dtype=old.weight.dtype)\n    return new",
     )
     invalid = (
+        Invalid("class Runner:\n    def __init__(self, crit):\n        self.crit = crit.half()\n"
+                "    def fit(self):\n        self.crit.train()"),
+        Invalid("import torch\n@torch.no_grad()\ndef validate(model=None):\n    training = model is not None\n"
+                "    if training:\n        model.half()\n    model.eval()"),
         Invalid("import torch.nn as nn\nlayer = nn.Linear(2, 2)\nlayer.half()"),
         Invalid("import torch\nmodel = build()\nmodel.to(torch.bfloat16)"),
         Invalid("import torch\nmodel = build()\nmodel.to(device, dtype=torch.float16)"),
@@ -161,7 +191,8 @@ class ModuleRecast(Rule):
         dtype = argument(call, 0, "dtype")
         if method_name(call) == "to" and (dtype is None or not names_dtype(dtype, self.ctx)):
             dtype = argument(call, 1, None) or argument(call, None, "dtype")
-        return not roles(self.ctx, self.options).matches_existing_dtype(dtype)
+        found = roles(self.ctx, self.options)
+        return not (found.matches_existing_dtype(dtype) or found.requested_dtype(dtype))
 
     def _storage_dtype(self, call: cst.Call) -> bool:
         """A helper applying a configured storage dtype (`cast_tree(mu, mu_dtype)`): the
