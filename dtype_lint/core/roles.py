@@ -18,15 +18,16 @@ Two questions, answered from what a file says rather than from lists of names:
 * **Is this code on a training path or an inference/export path?** Training: a branch
   taken when a ``training`` flag holds, a function that steps an optimizer, calls
   ``backward()`` or ``.train()``. Inference: a function that puts the same receiver in
-  eval mode or freezes it (``.eval()``, ``.requires_grad_(False)``,
-  ``prepare_for_inference``...) and never back in train mode, runs under ``no_grad`` /
+  eval mode, freezes it or generates with it (``.eval()``, ``.requires_grad_(False)``,
+  ``prepare_for_inference_()``, ``.generate()``...) and trains nothing, runs under ``no_grad`` /
   ``inference_mode`` (decorator or ``with``), is named for inference
   (``inference-functions``), or works with export runtimes (TorchScript, ONNX,
   TensorRT, OpenVINO, Core ML, TF Lite, ExecuTorch); a class whose methods put the
   receiver in eval mode and never in train mode; a script (``__main__``) in which
-  nothing trains. Skipped entirely: test code (test files, ``test_*`` functions,
-  ``Test*`` classes), the bodies of explicit casting helpers, and classes whose job is
-  casting (precision plugins and policies, casting hooks).
+  nothing trains. Skipped entirely: test code (files named ``test_*.py`` or
+  ``*_test.py`` or importing a test framework, ``test_*`` functions, ``Test*``
+  classes), the bodies of explicit casting helpers, and classes whose job is casting
+  (precision plugins and policies, casting hooks).
 
 File-wide facts come from CPython's ``ast`` of the whole file (so the prefilter, which
 may hand LibCST only part of a file, cannot change them); facts about one function
@@ -96,6 +97,9 @@ _OPTION_HEADS = frozenset({"args", "arguments", "opt", "opts", "options", "flags
 # Words of a name that holds parameters or model state.
 _PARAMETER_WORDS = frozenset({"param", "params", "parameters", "weight", "weights", "state", "sd", "checkpoint",
                               "ckpt", "model", "variables", "tree", "master"})
+# Words of a method that readies or runs its receiver for inference (`model.generate(...)`,
+# `model.make_generation_fast_()`, `model.prepare_for_inference_()`).
+_INFERENCE_METHOD_WORDS = frozenset({"generate", "generation", "inference"})
 _TRAINING_FLAGS = frozenset({"training", "is_training", "is_train", "train_mode", "in_training"})
 _DEVICE_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_"})
 
@@ -194,7 +198,8 @@ def _ast_evaluates(call: ast.Call, options: Options) -> bool:
         return True
     if name in ("train", "requires_grad_") and call.args and _is_false(call.args[0]):
         return True
-    return name != "eval" and any(fnmatch.fnmatchcase(name.lower(), p) for p in options.inference_functions)
+    return name != "eval" and (any(fnmatch.fnmatchcase(name.lower(), p) for p in options.inference_functions)
+                               or bool(words_of(name) & _INFERENCE_METHOD_WORDS))
 
 
 def file_facts(tree: ast.Module, options: Options, path: str = "") -> FileFacts:
@@ -280,8 +285,7 @@ def _main_guard(test: ast.AST) -> bool:
 def _test_path(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     name = parts[-1] if parts else ""
-    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-            or any(p in ("tests", "test", "testing") for p in parts[:-1]))
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
 def module_keys(tree: ast.Module) -> frozenset[str]:
@@ -584,7 +588,8 @@ class Roles:
             return True
         if name in ("train", "requires_grad_") and _cst_false(call.args):
             return True
-        return name != "eval" and any(fnmatch.fnmatchcase(name.lower(), p) for p in self.options.inference_functions)
+        return name != "eval" and (any(fnmatch.fnmatchcase(name.lower(), p) for p in self.options.inference_functions)
+                                   or bool(words_of(name) & _INFERENCE_METHOD_WORDS))
 
     def _call(self, call: cst.Call, facts: FunctionFacts, place: int) -> None:
         func = call.func
@@ -634,7 +639,7 @@ class Roles:
             return "in a function named for inference, evaluation or export"
         text = _cst_dotted(_cst_strip_moves(receiver)) if receiver is not None else None
         if facts is not None:
-            if text and text not in facts.trained and self._evaluated(facts, text, facts.order.get(id(node))):
+            if text and not facts.trains and self._evaluated(facts, text, facts.order.get(id(node))):
                 return f"'{text}' is put in eval mode here and never in train mode"
             if not facts.trains and (facts.no_grad or facts.exports):
                 return "in a function that runs without gradients or uses an export runtime"

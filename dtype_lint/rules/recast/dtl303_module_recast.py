@@ -46,9 +46,9 @@ class ModuleRecast(Rule):
             the caller passed to a function that does not train (a loader applying its
             `torch_dtype` argument); casts on an inference or export path: in a function
             named so (`inference-functions`), under `no_grad`/`inference_mode`, in a
-            function that puts the same receiver in eval mode or freezes it (`.eval()`,
-            `.requires_grad_(False)`, `prepare_for_inference`) with no rebinding between and
-            never back in train mode, that uses an export runtime (ONNX, TensorRT, OpenVINO,
+            function that trains nothing and puts the same receiver in eval mode, freezes it
+            or generates with it (`.eval()`, `.requires_grad_(False)`,
+            `prepare_for_inference_()`, `.generate()`), with no rebinding between; that uses an export runtime (ONNX, TensorRT, OpenVINO,
             Core ML, TF Lite, ExecuTorch) and does not train; in a class that puts the
             receiver in eval mode, or whose `__call__`/`forward` runs without gradients; in
             a script (`__main__`) in which nothing trains. Nor in test code, in the bodies
