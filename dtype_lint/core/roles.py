@@ -324,8 +324,9 @@ def factory_name(name: str | None) -> bool:
 @dataclasses.dataclass
 class FunctionFacts:
     trains: bool = False
-    # receiver -> where (in source order) it is put in eval mode or frozen, and rebound
-    evaluated: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    # receiver -> where (in source order) it is put in eval mode or frozen (strength 2) or
+    # used for inference (1), and where it is rebound
+    evaluated: dict[str, list[tuple[int, int]]] = dataclasses.field(default_factory=dict)
     bound: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     order: dict[int, int] = dataclasses.field(default_factory=dict)  # id(call) -> its place in source order
     trained: set[str] = dataclasses.field(default_factory=set)
@@ -554,7 +555,7 @@ class Roles:
                     if text is None:
                         continue
                     if isinstance(value, cst.Call) and self._evaluates(value):
-                        facts.evaluated.setdefault(text, []).append(place)
+                        facts.evaluated.setdefault(text, []).append((place, self._evaluates(value)))
                     elif source != text:  # `model = model.to(device)` keeps the object
                         facts.bound.setdefault(text, []).append(place)
             # Children in source order: pushed last to first.
@@ -580,16 +581,18 @@ class Roles:
         last = (_cst_last(target) or "").lower()
         return "no_grad" in last or "inference_mode" in last
 
-    def _evaluates(self, call: cst.Call) -> bool:
+    def _evaluates(self, call: cst.Call) -> int:
+        """2: the call puts its receiver in eval mode or freezes it; 1: it readies or runs
+        it for inference (`generate()`, `prepare_for_inference_()`); 0: neither."""
         name = _cst_last(call.func)
         if not isinstance(call.func, cst.Attribute) or name is None:
-            return False
+            return 0
         if name == "eval" and not call.args:
-            return True
+            return 2
         if name in ("train", "requires_grad_") and _cst_false(call.args):
-            return True
-        return name != "eval" and (any(fnmatch.fnmatchcase(name.lower(), p) for p in self.options.inference_functions)
-                                   or bool(words_of(name) & _INFERENCE_METHOD_WORDS))
+            return 2
+        return int(name != "eval" and (any(fnmatch.fnmatchcase(name.lower(), p) for p in self.options.inference_functions)
+                                       or bool(words_of(name) & _INFERENCE_METHOD_WORDS)))
 
     def _call(self, call: cst.Call, facts: FunctionFacts, place: int) -> None:
         func = call.func
@@ -603,7 +606,7 @@ class Roles:
             receiver = _cst_dotted(_cst_strip_moves(func.value))
             if self._evaluates(call):
                 if receiver:
-                    facts.evaluated.setdefault(receiver, []).append(place)
+                    facts.evaluated.setdefault(receiver, []).append((place, self._evaluates(call)))
             elif name == "train" and not _cst_false(call.args):
                 facts.trains = True
                 if receiver:
@@ -639,7 +642,7 @@ class Roles:
             return "in a function named for inference, evaluation or export"
         text = _cst_dotted(_cst_strip_moves(receiver)) if receiver is not None else None
         if facts is not None:
-            if text and not facts.trains and self._evaluated(facts, text, facts.order.get(id(node))):
+            if text and text not in facts.trained and self._evaluated(facts, text, facts.order.get(id(node))):
                 return f"'{text}' is put in eval mode here and never in train mode"
             if not facts.trains and (facts.no_grad or facts.exports):
                 return "in a function that runs without gradients or uses an export runtime"
@@ -657,11 +660,14 @@ class Roles:
     @staticmethod
     def _evaluated(facts: FunctionFacts, text: str, place: int | None) -> bool:
         """Whether ``text`` is put in eval mode, before or after ``place``, with no
-        rebinding of the name in between (then it is the same object)."""
+        rebinding of the name in between (then it is the same object). A use for
+        inference (`generate()`) counts only where nothing in the function trains; eval
+        mode and freezing are about the receiver itself."""
         if place is None:
             return False
         bound = facts.bound.get(text, ())
-        return any(not any(min(at, place) < b < max(at, place) for b in bound) for at in facts.evaluated.get(text, ()))
+        return any((strength == 2 or not facts.trains) and not any(min(at, place) < b < max(at, place) for b in bound)
+                   for at, strength in facts.evaluated.get(text, ()))
 
     # -- dtypes ------------------------------------------------------------------------
 
