@@ -216,7 +216,7 @@ class _Planner:
             shapes.collect(self.outer, aliases, bindings)
             classes = frozenset(_CLASS_NAME.findall(self.text))
             self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
-                self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.tree))
+                self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.tree, self.text))
         return self._names
 
     def function_text(self, name: str) -> str:

@@ -89,7 +89,6 @@ _CASTING_FUNCTION_WORDS = frozenset({"cast", "casting", "caster", "convert", "co
 _EXPORT_PREFIXES = ("torch.onnx.", "torch.export.", "onnx", "onnxruntime", "tensorrt",
                     "torch_tensorrt", "openvino", "coremltools", "tflite_runtime", "executorch",
                     "tensorflow.lite", "tf.lite", "cv2.dnn", "paddle.inference", "tritonclient")
-_TEST_MODULES = ("pytest", "unittest", "absl.testing", "hypothesis", "chex._src.fake")
 # Heads of `<head>.dtype` that hold the user's choice (command-line options), not an
 # existing model's or tensor's dtype.
 _OPTION_HEADS = frozenset({"args", "arguments", "opt", "opts", "options", "flags", "FLAGS", "hparams", "hp",
@@ -125,7 +124,6 @@ class ClassFacts:
     evaluated: set[str] = dataclasses.field(default_factory=set)  # receivers put in eval mode or frozen
     trained: set[str] = dataclasses.field(default_factory=set)  # receivers put in train mode
     trains: bool = False  # a method steps an optimizer or calls backward()
-    casting: bool = False  # the class (or a base) is named for casting or precision
     no_grad_entry: bool = False  # its __call__ or forward runs under no_grad / inference_mode
 
 
@@ -202,71 +200,70 @@ def _ast_evaluates(call: ast.Call, options: Options) -> bool:
                                or bool(words_of(name) & _INFERENCE_METHOD_WORDS))
 
 
-def file_facts(tree: ast.Module, options: Options, path: str = "") -> FileFacts:
-    module_keys: set[str] = set()
+def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") -> FileFacts:
+    index = _index(tree)
+    module_keys = _module_keys(tree, text)
     tensor_keys: set[str] = set()
-    test = _test_path(path)
-    script = trains = False
+    test = is_test(text, path)
     classes: dict[str, ClassFacts] = {}
-    # The classes enclosing each node, by a walk that carries them.
-    stack: list[tuple[ast.AST, tuple[ClassFacts, ...]]] = [(tree, ())]
-    while stack:
-        node, enclosing = stack.pop()
-        if isinstance(node, ast.ClassDef):
-            facts = classes.setdefault(node.name, ClassFacts())
-            names = [node.name, *(n for n in (_last_name(b) for b in node.bases) if n)]
-            facts.casting = facts.casting or any(words_of(n) & _CASTING_CLASS_WORDS for n in names)
-            enclosing = (*enclosing, facts)
-            for member in node.body:
-                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name in (
-                        "__call__", "forward") and any(_no_grad_decorator(d) for d in member.decorator_list):
-                    facts.no_grad_entry = True
-        elif isinstance(node, ast.Call):
-            func = node.func
-            name = _last_name(func)
-            if isinstance(func, ast.Attribute):
-                receiver = _strip_moves(func.value)
-                last = _last_name(receiver)
-                if last is not None:
-                    if func.attr in MODULE_METHODS:
-                        module_keys.add(key_of(last))
-                    elif func.attr in TENSOR_METHODS:
-                        tensor_keys.add(key_of(last))
-            if name in MODULE_WRAPPERS and node.args:
-                last = _last_name(_strip_moves(node.args[0]))
-                if last is not None:
-                    module_keys.add(key_of(last))
-            if _ast_trains(node):
-                trains = True
-                if enclosing:
-                    enclosing[-1].trains = True
-            if enclosing and isinstance(func, ast.Attribute):
-                receiver = _dotted(_strip_moves(func.value))
-                if receiver is not None and receiver.split(".")[0] == "self":
-                    if _ast_evaluates(node, options):
-                        enclosing[-1].evaluated.add(receiver)
-                    elif func.attr == "train" and not (node.args and _is_false(node.args[0])):
-                        enclosing[-1].trained.add(receiver)
-        elif isinstance(node, ast.Attribute) and node.attr in TENSOR_ATTRIBUTES:
+    spans: list[tuple[int, int, ClassFacts]] = []  # (first line, last line, facts) of each class
+    for node in index(ast.ClassDef):
+        facts = classes.setdefault(node.name, ClassFacts())
+        spans.append((node.lineno, node.end_lineno or node.lineno, facts))
+        for member in node.body:
+            if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name in (
+                    "__call__", "forward") and any(_no_grad_decorator(d) for d in member.decorator_list):
+                facts.no_grad_entry = True
+    spans.sort(key=lambda span: span[0])
+
+    def innermost(line: int) -> ClassFacts | None:
+        found = None
+        for first, last, facts in spans:
+            if first > line:
+                break
+            if last >= line:
+                found = facts  # a later start that still holds the line is nested deeper
+        return found
+
+    trains = False
+    for node in index(ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS:
+            last = _last_name(_strip_moves(func.value))
+            if last is not None:
+                tensor_keys.add(key_of(last))
+        training = _ast_trains(node)
+        trains = trains or training
+        if not spans or not (training or isinstance(func, ast.Attribute)):
+            continue
+        if training:
+            owner = innermost(node.lineno)
+            if owner is not None:
+                owner.trains = True
+        if isinstance(func, ast.Attribute):
+            receiver = _dotted(_strip_moves(func.value))
+            if receiver is not None and receiver.split(".")[0] == "self":
+                owner = innermost(node.lineno)
+                if owner is None:
+                    continue
+                if _ast_evaluates(node, options):
+                    owner.evaluated.add(receiver)
+                elif func.attr == "train" and not (node.args and _is_false(node.args[0])):
+                    owner.trained.add(receiver)
+    for node in index(ast.Attribute):
+        if node.attr in TENSOR_ATTRIBUTES:
             last = _last_name(node.value)
             if last is not None:
                 tensor_keys.add(key_of(last))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            module = node.module if isinstance(node, ast.ImportFrom) else None
-            names = [module] if module else [a.name for a in node.names]
-            if any(n == m or n.startswith(m + ".") for n in names if n for m in _TEST_MODULES):
-                test = True
-        elif isinstance(node, ast.If) and _main_guard(node.test):
-            script = True
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+    script = any(_main_guard(node.test) for node in index(ast.If))
+    if spans:
+        for node in index(ast.Assign):
             # `m = self.model.eval()`: both names are in eval mode.
-            value = node.value
-            if enclosing and _ast_evaluates(value, options):
+            if len(node.targets) == 1 and isinstance(node.value, ast.Call) and _ast_evaluates(node.value, options):
                 target = _dotted(node.targets[0])
-                if target is not None and target.startswith("self."):
-                    enclosing[-1].evaluated.add(target)
-        for child in ast.iter_child_nodes(node):
-            stack.append((child, enclosing))
+                owner = innermost(node.lineno)
+                if target is not None and target.startswith("self.") and owner is not None:
+                    owner.evaluated.add(target)
     return FileFacts(frozenset(module_keys - {"self"}), frozenset(tensor_keys - module_keys), test, script,
                      trains, classes)
 
@@ -282,29 +279,59 @@ def _main_guard(test: ast.AST) -> bool:
             and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators))
 
 
-def _test_path(path: str) -> bool:
-    parts = path.replace("\\", "/").split("/")
-    name = parts[-1] if parts else ""
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+def is_test(text: str, path: str) -> bool:
+    """Test code: a file named ``test_*.py``/``*_test.py``/``conftest.py``, or one that
+    imports a test framework."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or bool(_TEST_IMPORT.search(text)))
 
 
-def module_keys(tree: ast.Module) -> frozenset[str]:
-    """For the prefilter: keys of receivers the file uses as modules (a superset of what
-    :func:`file_facts` finds, without the options)."""
+# The last file the prefilter parsed, with its node index, so that the rules need not
+# parse or walk it again.
+_last_tree: tuple[str, ast.Module] | None = None
+_last_index: tuple[ast.Module, object] | None = None
+
+
+def _index(tree: ast.Module):
+    """The node index of ``tree`` (shapes.Index), built once for the last tree asked."""
+    global _last_index
+    from dtype_lint.core.shapes import Index
+
+    if _last_index is None or _last_index[0] is not tree:
+        _last_index = (tree, Index(tree.body))
+    return _last_index[1]
+
+
+_MODULE_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(MODULE_METHODS)) + r")\s*\(|\b(?:"
+                         + "|".join(sorted(MODULE_WRAPPERS)) + r")\s*\(")
+_TEST_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:pytest|unittest|absl\.testing|hypothesis)\b", re.MULTILINE)
+
+
+def _module_keys(tree: ast.Module, text: str) -> set[str]:
+    if not _MODULE_USE.search(text):
+        return set()  # nothing is used as a module: no walk
     keys: set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    index = _index(tree)
+    for node in index(ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
             last = _last_name(_strip_moves(func.value))
             if last is not None:
                 keys.add(key_of(last))
-        if _last_name(func) in MODULE_WRAPPERS and node.args:
+        if node.args and _last_name(func) in MODULE_WRAPPERS:
             last = _last_name(_strip_moves(node.args[0]))
             if last is not None:
                 keys.add(key_of(last))
-    return frozenset(keys)
+    return keys
+
+
+def module_keys(tree: ast.Module, text: str) -> frozenset[str]:
+    """For the prefilter: keys of receivers the file (``text``, parsed as ``tree``) uses as
+    modules, as :func:`file_facts` finds them; the rules then reuse the tree."""
+    global _last_tree
+    _last_tree = (text, tree)
+    return frozenset(_module_keys(tree, text))
 
 
 def factory_name(name: str | None) -> bool:
@@ -384,6 +411,7 @@ class Roles:
         self.ctx = ctx
         self.options = options
         self._file: FileFacts | None = None
+        self._test: bool | None = None
         self._functions: dict[int, FunctionFacts] = {}
 
     # -- file --------------------------------------------------------------------------
@@ -392,11 +420,14 @@ class Roles:
     def file(self) -> FileFacts:
         if self._file is None:
             source = getattr(self.ctx, "source", None) or self.ctx.module.code
-            try:
-                tree = ast.parse(source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = ast.Module(body=[], type_ignores=[])
-            self._file = file_facts(tree, self.options, getattr(self.ctx, "path", "") or "")
+            if _last_tree is not None and _last_tree[0] is source:
+                tree = _last_tree[1]
+            else:
+                try:
+                    tree = ast.parse(source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = ast.Module(body=[], type_ignores=[])
+            self._file = file_facts(tree, source, self.options, getattr(self.ctx, "path", "") or "")
         return self._file
 
     # -- receivers ---------------------------------------------------------------------
@@ -473,7 +504,9 @@ class Roles:
         from dtype_lint.rules.patterns import in_cast_helper
 
         ctx = self.ctx
-        if self.file.test:
+        if self._test is None:
+            self._test = is_test(getattr(ctx, "source", None) or ctx.module.code, getattr(ctx, "path", "") or "")
+        if self._test:
             return "test code"
         for scope in ctx.scopes:
             if isinstance(scope.node, cst.FunctionDef) and scope.name.startswith("test"):
@@ -482,8 +515,7 @@ class Roles:
             if info.name.startswith("Test") or info.name.endswith(("Test", "TestCase")) or any(
                     b.endswith("TestCase") for b in info.bases):
                 return "test code"
-            facts = self.file.classes.get(info.name)
-            if facts is not None and facts.casting:
+            if any(words_of(n.rsplit(".", 1)[-1]) & _CASTING_CLASS_WORDS for n in (info.name, *info.bases)):
                 return "a class whose job is casting"
         if in_cast_helper(ctx) or any(
                 isinstance(s.node, cst.FunctionDef) and words_of(s.name) & _CASTING_FUNCTION_WORDS
