@@ -4,7 +4,8 @@ Two questions, answered from what a file says rather than from lists of names:
 
 * **Is this receiver a module?** A module is what the file builds with a module class
   (``torch.nn`` or a class deriving from one), ``self`` in a module's method, a
-  parameter annotated as one, a value bound from one of those or from a factory or
+  parameter annotated as one, a class imported from a package of models or layers
+  (``mypkg.models.ResNet``), a value bound from one of those or from a factory or
   loader named for a model (``build_model(...)``, ``from_pretrained(...)``,
   ``torch.jit.load``), a copy of a module (``deepcopy(model)``, the usual EMA copy), or
   a name on which the file calls what only modules have (``.parameters()``,
@@ -18,16 +19,19 @@ Two questions, answered from what a file says rather than from lists of names:
 * **Is this code on a training path or an inference/export path?** Training: a branch
   taken when a ``training`` flag holds, a function that steps an optimizer, calls
   ``backward()`` or ``.train()``. Inference: a function that puts the same receiver in
-  eval mode, freezes it or generates with it (``.eval()``, ``.requires_grad_(False)``,
-  ``prepare_for_inference_()``, ``.generate()``...) and trains nothing, runs under ``no_grad`` /
-  ``inference_mode`` (decorator or ``with``), is named for inference
-  (``inference-functions``), or works with export runtimes (TorchScript, ONNX,
-  TensorRT, OpenVINO, Core ML, TF Lite, ExecuTorch); a class whose methods put the
-  receiver in eval mode and never in train mode; a script (``__main__``) in which
-  nothing trains. Skipped entirely: test code (files named ``test_*.py`` or
-  ``*_test.py`` or importing a test framework, ``test_*`` functions, ``Test*``
-  classes), the bodies of explicit casting helpers, and classes whose job is casting
-  (precision plugins and policies, casting hooks).
+  eval mode or freezes it (``.eval()``, ``.requires_grad_(False)``) and never back in
+  train mode; one that trains nothing and readies or runs the receiver for inference
+  (``prepare_for_inference_()``, ``.generate()``) or saves it to a file (checkpoint
+  conversion), or runs under ``no_grad``/``inference_mode`` (decorator or ``with``), or
+  uses an export runtime (ONNX, TensorRT, OpenVINO, Core ML, TF Lite, ExecuTorch); a
+  function named for inference (``inference-functions``); a class that puts the
+  receiver in eval mode and never in train mode, or whose ``__call__``/``forward`` runs
+  without gradients; a script (``__main__``) in which nothing trains. Skipped entirely:
+  test code (files named ``test_*.py`` or ``*_test.py`` or importing a test framework,
+  ``test_*`` functions, ``Test*`` classes), the bodies of explicit casting helpers, and
+  classes whose job is casting (precision plugins and policies, casting hooks). A cast
+  to another value's dtype (``.to(unet.dtype)``, ``m.half() if x.dtype is
+  torch.float16 else m``) keeps what is there and is no recast.
 
 File-wide facts come from CPython's ``ast`` of the whole file (so the prefilter, which
 may hand LibCST only part of a file, cannot change them); facts about one function
@@ -99,6 +103,8 @@ _PARAMETER_WORDS = frozenset({"param", "params", "parameters", "weight", "weight
 # Words of a method that readies or runs its receiver for inference (`model.generate(...)`,
 # `model.make_generation_fast_()`, `model.prepare_for_inference_()`).
 _INFERENCE_METHOD_WORDS = frozenset({"generate", "generation", "inference"})
+# Calls that write a model or its state to a file.
+_SAVES = frozenset({"save", "save_pretrained", "save_model", "save_file", "save_checkpoint", "push_to_hub"})
 _TRAINING_FLAGS = frozenset({"training", "is_training", "is_train", "train_mode", "in_training"})
 _DEVICE_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_"})
 
@@ -334,6 +340,21 @@ def module_keys(tree: ast.Module, text: str) -> frozenset[str]:
     return frozenset(_module_keys(tree, text))
 
 
+# Words of a package path that holds models or layers (`mypkg.models.ResNet`,
+# `torchvision.models.resnet50`).
+_MODELS_PACKAGE_WORDS = frozenset({"model", "models", "modeling", "modelling", "modules", "networks", "nets",
+                                   "nn", "layers", "architectures", "backbones"})
+
+
+def models_path(qualified: str) -> bool:
+    """Whether a callee is a class imported from a package of models or layers (a segment
+    of its dotted path, not its own name, says so) and is not named for data."""
+    parts = qualified.split(".")
+    if len(parts) < 2 or not parts[-1][:1].isupper() or words_of(parts[-1]) & TENSOR_WORDS:
+        return False  # a class (CamelCase), not a loader whose result may be a copy
+    return any(words_of(part) & _MODELS_PACKAGE_WORDS for part in parts[:-1])
+
+
 def factory_name(name: str | None) -> bool:
     """Whether a callee's last name says it returns a model (`build_model`,
     `load_pretrained_model`, `from_pretrained`, `deepcopy` of one)."""
@@ -357,6 +378,7 @@ class FunctionFacts:
     bound: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     order: dict[int, int] = dataclasses.field(default_factory=dict)  # id(call) -> its place in source order
     trained: set[str] = dataclasses.field(default_factory=set)
+    saved: set[str] = dataclasses.field(default_factory=set)  # receivers saved to a file
     no_grad: bool = False  # decorated with no_grad / inference_mode
     exports: bool = False  # uses an export or deployment runtime
     guarded_train: set[int] = dataclasses.field(default_factory=set)  # ids of calls under `if training:`
@@ -447,6 +469,9 @@ class Roles:
             if name in ("deepcopy", "copy") and expr.args:
                 inner = self.module_reason(expr.args[0].value, depth + 1)
                 return f"a copy of a module ({inner})" if inner else None
+            qualified = ctx.resolve(expr.func)
+            if qualified and models_path(qualified):
+                return f"{qualified} comes from a package of models"
             if factory_name(name) and name not in ("deepcopy",):
                 return f"{name}() returns a model"
             if isinstance(expr.func, cst.Attribute) and name in _DEVICE_MOVES:
@@ -643,6 +668,14 @@ class Roles:
                 facts.trains = True
                 if receiver:
                     facts.trained.add(receiver)
+        if name in _SAVES and (call.args or isinstance(func, cst.Attribute)):
+            target = call.args[0].value if name == "save" and call.args else (
+                func.value if isinstance(func, cst.Attribute) else None)
+            while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute):
+                target = target.func.value  # `model.half().state_dict()`: the model
+            text = _cst_dotted(target) if target is not None else None
+            if text:
+                facts.saved.add(text)
         if name in ("backward", "zero_grad", "fit"):
             facts.trains = True
         elif name == "step" and isinstance(func, cst.Attribute):
@@ -676,6 +709,8 @@ class Roles:
         if facts is not None:
             if text and text not in facts.trained and self._evaluated(facts, text, facts.order.get(id(node))):
                 return f"'{text}' is put in eval mode here and never in train mode"
+            if text and text in facts.saved and not facts.trains:
+                return f"'{text}' is saved to a file here (checkpoint conversion or export)"
             if not facts.trains and (facts.no_grad or facts.exports):
                 return "in a function that runs without gradients or uses an export runtime"
         cls = ctx.method_class()

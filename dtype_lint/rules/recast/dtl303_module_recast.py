@@ -6,7 +6,7 @@ import ast
 from typing import Callable
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.roles import _DEVICE_MOVES, factory_name, key_of, roles
+from dtype_lint.core.roles import _DEVICE_MOVES, factory_name, key_of, models_path, roles
 from dtype_lint.core.shapes import Index, Names, Prefilter, _module_type, _named_module, cast_call, literals, words
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -26,8 +26,9 @@ class ModuleRecast(Rule):
             Checks for `.half()`, `.bfloat16()`, `.double()`, `.float()`, `.to(<dtype>)`,
             `.to(dtype=...)` and `.type(<dtype>)` on a receiver the file shows to be a module
             (`dtype_lint.core.roles`): one built by a `torch.nn` constructor or a class
-            deriving from `nn.Module`, `self` inside a module, a parameter annotated as a
-            module, a value bound from a factory or loader named for a model
+            deriving from `nn.Module` or imported from a package of models or layers
+            (`from mypkg.models import ResNet`), `self` inside a module, a parameter
+            annotated as a module, a value bound from a factory or loader named for a model
             (`build_model(...)`, `from_pretrained(...)`) or from a copy of a module
             (`deepcopy(model)`, EMA copies), a name or attribute on which the file calls
             what only modules have (`.parameters()`, `.state_dict()`, `.train()`,
@@ -48,7 +49,8 @@ class ModuleRecast(Rule):
             named so (`inference-functions`), under `no_grad`/`inference_mode`, in a
             function that trains nothing and puts the same receiver in eval mode, freezes it
             or generates with it (`.eval()`, `.requires_grad_(False)`,
-            `prepare_for_inference_()`, `.generate()`), with no rebinding between; that uses an export runtime (ONNX, TensorRT, OpenVINO,
+            `prepare_for_inference_()`, `.generate()`), with no rebinding between, or saves it
+            to a file (checkpoint conversion); that uses an export runtime (ONNX, TensorRT, OpenVINO,
             Core ML, TF Lite, ExecuTorch) and does not train; in a class that puts the
             receiver in eval mode, or whose `__call__`/`forward` runs without gradients; in
             a script (`__main__`) in which nothing trains. Nor in test code, in the bodies
@@ -259,7 +261,7 @@ def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
     if isinstance(expr, ast.Call):
         func = expr.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if _module_type(func, names) or factory_name(name):
+        if _module_type(func, names) or factory_name(name) or _from_models(func, names):
             return True
         if name in ("deepcopy", "copy") and expr.args:
             return _may_be_module(expr.args[0], names, depth + 1)
@@ -277,6 +279,19 @@ def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
         return key_of(expr.attr) in names.module_keys or (
             isinstance(expr.value, ast.Name) and expr.value.id == "self" and _named_module(expr.attr, names))
     return False
+
+
+def _from_models(func: ast.AST, names: Names) -> bool:
+    """Whether a callee may resolve to one from a package of models (core.roles.models_path)."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    rest = ".".join(reversed(parts))
+    return any(models_path(f"{head}.{rest}" if rest else head)
+               for head in names.aliases.get(func.id, set()) | {func.id})
 
 
 def _parameter(func: ast.AST, names: Names) -> bool:
