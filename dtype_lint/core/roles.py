@@ -18,7 +18,8 @@ Two questions, answered from what a file says rather than from lists of names:
 
 * **Is this code on a training path or an inference/export path?** Training: a branch
   taken when a ``training`` flag holds, a function that steps an optimizer, calls
-  ``backward()`` or ``.train()``. Inference: a function that puts the same receiver in
+  ``backward()``, ``.train()``, ``fit()`` or takes gradients (``jax.grad``,
+  ``value_and_grad``, ``apply_gradients``, ``optax.apply_updates``). Inference: a function that puts the same receiver in
   eval mode or freezes it (``.eval()``, ``.requires_grad_(False)``) and never back in
   train mode; one that trains nothing and readies or runs the receiver for inference
   (``prepare_for_inference_()``, ``.generate()``) or saves it to a file (checkpoint
@@ -103,6 +104,9 @@ _PARAMETER_WORDS = frozenset({"param", "params", "parameters", "weight", "weight
 # Words of a method that readies or runs its receiver for inference (`model.generate(...)`,
 # `model.make_generation_fast_()`, `model.prepare_for_inference_()`).
 _INFERENCE_METHOD_WORDS = frozenset({"generate", "generation", "inference"})
+# Calls that train: backward passes, gradients (torch, JAX, TF), optimizer updates, fit().
+_TRAINING_CALLS = frozenset({"backward", "zero_grad", "fit", "grad", "value_and_grad", "gradient",
+                             "apply_gradients", "apply_updates"})
 # Calls that write a model or its state to a file.
 _SAVES = frozenset({"save", "save_pretrained", "save_model", "save_file", "save_checkpoint", "push_to_hub"})
 _TRAINING_FLAGS = frozenset({"training", "is_training", "is_train", "train_mode", "in_training"})
@@ -179,7 +183,7 @@ def _ast_trains(call: ast.Call) -> bool:
     name = _last_name(call.func)
     if name is None:
         return False
-    if name in ("backward", "zero_grad", "fit"):
+    if name in _TRAINING_CALLS:
         return True
     if name == "train":
         if isinstance(call.func, ast.Attribute):
@@ -676,7 +680,7 @@ class Roles:
             text = _cst_dotted(target) if target is not None else None
             if text:
                 facts.saved.add(text)
-        if name in ("backward", "zero_grad", "fit"):
+        if name in _TRAINING_CALLS:
             facts.trains = True
         elif name == "step" and isinstance(func, cst.Attribute):
             owner = (_cst_last(func.value) or "").lower()
