@@ -49,15 +49,15 @@ class FileContext:
     ENTER_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Import, cst.ImportFrom, cst.Assign,
                    cst.AnnAssign, cst.WithItem, cst.Param)
     LEAVE_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
-    # The whole file's text (the module may be the prefilter's reduction of it): what
-    # whole-file analyses (core.layers) read, so they do not depend on the reduction.
-    source_text = ""
-    source_path = ""  # the file's path as given (its module name can say what the file is)
+    # The whole file's text and path, where the engine knows them (the module may hold
+    # only the part the prefilter kept): file-wide facts are read from them.
+    source: str | None = None
+    path: str = ""
 
     @property
     def module_stem(self) -> str:
         """The file's name without folders and extension ("image_processing_vit")."""
-        name = self.source_path.replace("\\", "/").rsplit("/", 1)[-1]
+        name = self.path.replace("\\", "/").rsplit("/", 1)[-1]
         return name[:-3] if name.endswith(".py") else name
 
     def __init__(self, module: cst.Module, extra_module_bases: Iterable[str] = ()) -> None:
@@ -147,7 +147,7 @@ class FileContext:
         """The file's layers, forward path and dtype roles (core.layers), computed once."""
         from dtype_lint.core.layers import facts
 
-        return facts(self.source_text or self.module.code, options)
+        return facts(self.source or self.module.code, options)
 
     # -- names -----------------------------------------------------------------------
 

@@ -151,8 +151,7 @@ def _lint_module(
     reports: list[Report] = []
     statement_of: list[int] = []  # per report, the index of the top-level statement holding it
     ctx = FileContext(module, options.module_bases)
-    ctx.source_text = text
-    ctx.source_path = path
+    ctx.source, ctx.path = text, path  # the whole file, whatever the prefilter kept
     visitors = [rule(ctx, options, reports) for rule in selected]
     try:
         for index, _ in enumerate(walk(module.body, visitors, (ctx.ENTER_TYPES, ctx.enter), (ctx.LEAVE_TYPES, ctx.leave))):

@@ -39,7 +39,7 @@ import symtable
 import warnings
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from dtype_lint.core import shapes
+from dtype_lint.core import roles, shapes
 from dtype_lint.core.shapes import Prefilter
 from dtype_lint.frameworks.bases import TORCH_MODULE_BASES
 
@@ -153,6 +153,7 @@ _BARE_DTYPES = frozenset({"float", "single", "half", "double"})
 class _Planner:
     def __init__(self, tree: ast.Module, text: str, declared: dict[str, Prefilter], options: Options) -> None:
         self.text = text
+        self.tree = tree
         self.lines = lines = text.split("\n")
         self.options = options
         self.declared = declared
@@ -215,7 +216,7 @@ class _Planner:
             shapes.collect(self.outer, aliases, bindings)
             classes = frozenset(_CLASS_NAME.findall(self.text))
             self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
-                self.options.module_bases), tuple(self.options.module_names))
+                self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.tree, self.text))
         return self._names
 
     def function_text(self, name: str) -> str:

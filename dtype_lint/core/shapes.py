@@ -198,6 +198,8 @@ class Names:
     bindings: dict[str, list[ast.AST]]
     module_bases: frozenset[str]  # qualified names that make a class a torch module
     module_names: tuple[str, ...]  # receiver names taken to be modules (`module-names`)
+    # Keys of receivers the whole file uses as modules (core.roles.module_keys).
+    module_keys: frozenset[str] = frozenset()
 
     def add(self, nodes: Iterable[ast.AST]) -> "Names":
         """These names plus the imports and bindings among ``nodes`` (a unit's)."""

@@ -12,7 +12,8 @@ from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import is_float32
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import argument, in_cast_helper, method_name, names_dtype
+from dtype_lint.core.roles import roles
+from dtype_lint.rules.patterns import argument, method_name, names_dtype
 
 TREE_MAPS = frozenset(
     {
@@ -40,7 +41,10 @@ class TreeMapRecast(Rule):
             Checks `jax.tree.map`, `jax.tree_util.tree_map`, `jax.tree_map` and their
             `_with_path` forms when the mapped function casts each leaf
             (`x.astype(dtype)`, `jnp.asarray(x, dtype=...)`, `x.to(dtype)`), whether it is
-            a lambda, a function defined in the file, or a `functools.partial`.
+            a lambda, a function defined in the file, or a `functools.partial`. Code paths
+            and roles come from `dtype_lint.core.roles`: test code, the bodies of casting
+            helpers (`to_bf16`, `tree_cast`, `cast_*`), classes whose job is casting, and
+            inference or export paths are not reported.
             """,
         why_bad="""
             Recasting the parameter tree by hand bypasses the modules' own `dtype` and
@@ -59,7 +63,9 @@ class TreeMapRecast(Rule):
             """,
         known_limits="""
             Casts to float32 restore full precision and are not reported (a checkpoint
-            widened for export, master weights). Trees named like gradients, updates,
+            widened for export, master weights), nor are casts to another leaf's dtype
+            (`lambda s, i: i.astype(s.dtype)`), which keep the tree's dtypes. Trees named
+            like gradients, updates,
             batches or outputs are not reported, and
             casts inside explicit casting helpers (`to_bf16`, `cast_tree`, ...) are not
             either: their call sites are DTL303's. A mapped function imported from another
@@ -80,6 +86,10 @@ class TreeMapRecast(Rule):
             body_words=_LEAF_CAST)
 
     valid = (
+        "import jax\nstate = jax.tree.map(lambda s, i: i.astype(s.dtype), state, fresh)",
+        "import jax\ndef tree_cast(tree, dtype):\n    return jax.tree.map(lambda t: t.astype(dtype), tree)",
+        "import jax\nimport jax.numpy as jnp\ndef test_bf16(params):\n"
+        "    return jax.tree.map(lambda t: t.astype(jnp.bfloat16), params)",
         "import jax\nzeros = jax.tree.map(lambda x: jnp.zeros_like(x), params)",
         "import jax\ngrads = jax.tree.map(lambda g: g.astype(jnp.float32), grads)",
         "import jax\ndef to_bf16(params):\n    return jax.tree.map(lambda x: x.astype(jnp.bfloat16), params)",
@@ -98,7 +108,10 @@ class TreeMapRecast(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
-        if qualified not in TREE_MAPS or in_cast_helper(self.ctx):
+        if qualified not in TREE_MAPS:
+            return
+        found = roles(self.ctx, self.options)
+        if found.skipped():
             return
         fn = argument(node, 0, "f")
         tree = argument(node, 1, "tree")
@@ -107,7 +120,7 @@ class TreeMapRecast(Rule):
         tree_text = self.ctx.module.code_for_node(tree).lower()
         if any(word in tree_text for word in _NOT_PARAMS):
             return
-        if self._casts_leaves(fn):
+        if self._casts_leaves(fn) and found.path(node) is None:
             self.report(node)
 
     def _casts_leaves(self, fn: cst.BaseExpression) -> bool:
@@ -135,12 +148,14 @@ def _casts_leaf(node: cst.Call, leaves: set[str], rule: TreeMapRecast) -> bool:
     receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
     if name in ("astype", "to", "view") and _is_leaf(receiver, leaves):
         dtype = argument(node, 0, "dtype")
-        if dtype is not None and names_dtype(dtype, rule.ctx) and not is_float32(dtype, rule.ctx):
+        if dtype is not None and names_dtype(dtype, rule.ctx) and not is_float32(dtype, rule.ctx) and not (
+                roles(rule.ctx, rule.options).matches_existing_dtype(dtype)):
             return True
     qualified = rule.ctx.resolve(node.func) or ""
     if qualified.rsplit(".", 1)[-1] in ("asarray", "array") and node.args:
         dtype = argument(node, 1, "dtype")
-        if _is_leaf(node.args[0].value, leaves) and dtype is not None and not is_float32(dtype, rule.ctx):
+        if _is_leaf(node.args[0].value, leaves) and dtype is not None and not is_float32(dtype, rule.ctx) and not (
+                roles(rule.ctx, rule.options).matches_existing_dtype(dtype)):
             return True
     return False
 

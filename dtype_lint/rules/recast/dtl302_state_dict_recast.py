@@ -9,7 +9,8 @@ from dtype_lint.core.shapes import Prefilter, cast_call
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import cast_dtype_name, cast_target, in_cast_helper
+from dtype_lint.core.roles import roles
+from dtype_lint.rules.patterns import cast_dtype_name, cast_target
 
 _ITEMS = re.compile(r"\bitems\b")
 
@@ -21,7 +22,12 @@ class StateDictRecast(Rule):
         what_it_does="""
             Checks dict comprehensions over `.items()` whose value casts every tensor:
             `{k: v.half() for k, v in model.state_dict().items()}`,
-            `{k: v.to(torch.bfloat16) for k, v in params.items()}`.
+            `{k: v.to(torch.bfloat16) for k, v in params.items()}`, when the dict holds a
+            model's parameters or state (`dtype_lint.core.roles`): a `state_dict()`, a
+            checkpoint loaded from a file, or a name that says so (`params`, `weights`,
+            `state_dict`, `sd`, `checkpoint`, `model`); not a cache of activations or
+            features. Test code, casting helpers and inference or export paths are not
+            reported.
             """,
         why_bad="""
             Casting every entry of a state dict recasts buffers and integer-like state
@@ -42,7 +48,8 @@ class StateDictRecast(Rule):
             Loops that assign entry by entry (`for k in sd: sd[k] = sd[k].half()`) are
             not seen. Casts to float32 (`v.float()`) restore full precision and are not
             reported. Casts inside explicit casting or conversion helpers (names with
-            `cast`, `convert`, `to_fp16`, ...) are not reported.
+            `cast`, `convert`, `to_fp16`, ...) are not reported. A dict of parameters whose
+            name does not say so (`{k: v.half() for k, v in d.items()}`) is not seen.
             """,
     )
     message = (
@@ -56,6 +63,7 @@ class StateDictRecast(Rule):
                          import_words=("items", *("float", "half", "double", "bfloat16", "dtype")))
 
     valid = (
+        "import torch\ncache = {k: f.to(torch.float16) for k, f in new_factors.items()}",
         "sd = {k: v.to('cuda') for k, v in model.state_dict().items()}",
         "sd = {k: v.clone() for k, v in model.state_dict().items()}",
         "def convert_checkpoint(sd):\n    return {k: v.half() for k, v in sd.items()}",
@@ -77,10 +85,13 @@ class StateDictRecast(Rule):
             return
         value_name = elements[1].value.value
         value = node.value
-        if isinstance(value, cst.Call) and not in_cast_helper(self.ctx):
+        if isinstance(value, cst.Call):
             receiver = cast_target(value, self.ctx)
             # A cast to float32 restores full precision (master weights, export).
-            if isinstance(receiver, cst.Name) and receiver.value == value_name and (
+            if not (isinstance(receiver, cst.Name) and receiver.value == value_name and (
                 cast_dtype_name(value, self.ctx) != "float32"
-            ):
+            )):
+                return
+            found = roles(self.ctx, self.options)
+            if found.parameter_dict(comp.iter.func.value) and not found.skipped() and found.path(node) is None:
                 self.report(node)

@@ -6,21 +6,13 @@ import ast
 from typing import Callable
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Index, Names, Prefilter, cast_call, literals, may_be_module, words
+from dtype_lint.core.roles import _DEVICE_MOVES, factory_name, key_of, models_path, roles
+from dtype_lint.core.shapes import Index, Names, Prefilter, _module_type, _named_module, cast_call, literals, words
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import (
-    argument,
-    cast_dtype_name,
-    cast_target,
-    in_cast_helper,
-    in_inference_function,
-    matches_any,
-    method_name,
-    module_kind,
-)
+from dtype_lint.rules.patterns import argument, cast_dtype_name, cast_target, matches_any, method_name, names_dtype
 
 _PARAMETER = frozenset({"torch.nn.Parameter", "nn.Parameter", "Parameter", "torch.nn.parameter.Parameter"})
 
@@ -32,18 +24,38 @@ class ModuleRecast(Rule):
         summary="Whole module recast instead of configured",
         what_it_does="""
             Checks for `.half()`, `.bfloat16()`, `.double()`, `.float()`, `.to(<dtype>)`,
-            `.to(dtype=...)` and `.type(<dtype>)` on a receiver known to be a module: one
-            built by a `torch.nn` constructor or a class deriving from `nn.Module`, `self`
-            inside a module, a parameter annotated as a module, or a name configured in
-            `module-names` (`model`, `net`, `*_model` by default), or a cast whose result
-            is stored under such a name (`model = build(cfg).to(dtype=dtype)`); calls of
-            helpers that cast a whole model (`convert_weights_to_lp`, `to_bf16`, ... from
+            `.to(dtype=...)` and `.type(<dtype>)` on a receiver the file shows to be a module
+            (`dtype_lint.core.roles`): one built by a `torch.nn` constructor or a class
+            deriving from `nn.Module` or imported from a package of models or layers
+            (`from mypkg.models import ResNet`), `self` inside a module, a parameter
+            annotated as a module, a value bound from a factory or loader named for a model
+            (`build_model(...)`, `from_pretrained(...)`) or from a copy of a module
+            (`deepcopy(model)`, EMA copies), a name or attribute on which the file calls
+            what only modules have (`.parameters()`, `.state_dict()`, `.train()`,
+            `.eval()`... : loss and criterion modules are known so), or a name configured in
+            `module-names` that the file does not show to hold tensors or a batch
+            (`model_inputs`, `model_output`, `t_model.expand(n)`); a cast whose result is
+            stored under such a name (`model = build(cfg).to(dtype=dtype)`); calls of helpers
+            that cast a whole model (`convert_weights_to_lp`, `to_bf16`, ... from
             `cast-helpers`); and a parameter replaced by a recast copy of itself
-            (`self.emb = nn.Parameter(self.emb.half())`). Casts to float32 restore the
-            default precision and are not reported, nor are casts in functions that only
-            run the model for inference or evaluation: functions named so
-            (`inference-functions`), or that put the same model in eval mode
-            (`model.eval()`, `model.to(dtype).eval()`) and never back in train mode.
+            (`self.emb = nn.Parameter(self.emb.half())`).
+
+            Only casts that may run before or during training are reported. A branch taken
+            when a `training` flag holds is a training path. Not reported: casts to
+            float32 (they restore the default), to another model's or tensor's dtype
+            (`.to(unet.dtype)`, `m.half() if x.dtype is torch.float16 else m`), to a dtype
+            the caller passed to a function that does not train (a loader applying its
+            `torch_dtype` argument); casts on an inference or export path: in a function
+            named so (`inference-functions`), under `no_grad`/`inference_mode`, in a
+            function that trains nothing and puts the same receiver in eval mode, freezes it
+            or generates with it (`.eval()`, `.requires_grad_(False)`,
+            `prepare_for_inference_()`, `.generate()`), with no rebinding between, or saves it
+            to a file (checkpoint conversion); that uses an export runtime (ONNX, TensorRT, OpenVINO,
+            Core ML, TF Lite, ExecuTorch) and does not train; in a class that puts the
+            receiver in eval mode, or whose `__call__`/`forward` runs without gradients; in
+            a script (`__main__`) in which nothing trains. Nor in test code, in the bodies
+            of explicit casting helpers (`to_fp16`, `cast_*`, `*_cast`, `convert_*`), or in
+            classes whose job is casting (precision plugins and policies, casting hooks).
             """,
         why_bad="""
             `model.half()` casts every parameter and buffer in place: training then keeps
@@ -71,16 +83,19 @@ class ModuleRecast(Rule):
               applies a configured storage dtype and is not reported.
             """,
         known_limits="""
-            A module returned by a function or stored in a container is only known by its
-            name (the mypy plugin knows it by its type). Inference and export are only
-            recognised by a function's name or an `.eval()` on the same receiver in the
-            same function; other inference-only casts are still reported: suppress them
-            with `# noqa: DTL303`. A helper call is taken to apply a configured storage
-            dtype when its dtype argument is named like one (`param-dtype-names`, such
-            as `mu_dtype`). The bodies of explicit casting helpers (`half`,
-            `to_fp16`, `convert_*`, `*cast*`) are not reported, except where they replace a
+            A module returned by a function of another file or stored in a container is only
+            known by its name or by what this file calls on it (the mypy plugin knows it by
+            its type). Receivers are keyed by their last name across the file, so a short
+            name used both for a module and for something else (`m`, `x`) can be taken for
+            either; data words in the name (`x`, `inputs`, `output`, `batch`) win. Code paths
+            are read within one file: a cast in a library function is reported unless that
+            function, its class or its script shows inference, even if every caller only
+            evaluates; a loader that returns the model in eval mode is taken for inference.
+            A helper call is taken to apply a configured storage dtype when its dtype
+            argument is named like one (`param-dtype-names`, such as `mu_dtype`). The bodies
+            of explicit casting helpers are not reported, except where they replace a
             parameter with a recast copy (that also detaches it from its optimizer). A
-            frozen submodule's cast looks like any other.
+            frozen submodule's cast is silent only where the same function freezes it.
             """,
     )
     message = (
@@ -102,6 +117,11 @@ class ModuleRecast(Rule):
         )
 
     valid = (
+        "def prepare(model_inputs, dtype):\n    return model_inputs.to(dtype)",
+        "import torch\ndef match(controlnet, unet):\n    controlnet.to(unet.dtype)",
+        "import torch\nclass DoublePrecisionPlugin:\n    def connect(self, model):\n        return model.double()",
+        "import torch\nif __name__ == '__main__':\n    model = load()\n    model.half()\n    print(model(x))",
+        "import torch\ndef test_half():\n    model = build()\n    model.half()",
         "model = nn.Linear(2, 2)\nmodel.to('cuda')",
         "def f(x: torch.Tensor):\n    return x.half()",
         "import torch\nmodel = nn.Linear(2, 2)\nmodel.to(torch.device('cuda'))",
@@ -117,6 +137,10 @@ class ModuleRecast(Rule):
         "    new.to(old.weight.device, dtype=old.weight.dtype)\n    return new",
     )
     invalid = (
+        Invalid("class Runner:\n    def __init__(self, crit):\n        self.crit = crit.half()\n"
+                "    def fit(self):\n        self.crit.train()"),
+        Invalid("import torch\n@torch.no_grad()\ndef validate(model=None):\n    training = model is not None\n"
+                "    if training:\n        model.half()\n    model.eval()"),
         Invalid("import torch.nn as nn\nlayer = nn.Linear(2, 2)\nlayer.half()"),
         Invalid("import torch\nmodel = build()\nmodel.to(torch.bfloat16)"),
         Invalid("import torch\nmodel = build()\nmodel.to(device, dtype=torch.float16)"),
@@ -129,61 +153,48 @@ class ModuleRecast(Rule):
         Invalid("import torch\ndef fit(model):\n    model.eval()\n    model.half()\n    model.train()"),
     )
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # Per open function: casts waiting for its end (node, message, receiver text),
-        # and the receivers it puts in eval and in train mode.
-        self._frames: list[tuple[cst.FunctionDef, list[tuple[cst.CSTNode, str, str]], set[str], set[str]]] = []
-        self._eval_casts: set[int] = set()  # casts chained with .eval()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._frames.append((node, [], set(), set()))
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if self._frames and self._frames[-1][0] is original_node:
-            _, pending, evaluated, trained = self._frames.pop()
-            for node, message, receiver in pending:
-                if receiver not in evaluated or receiver in trained:
-                    self.report(node, message)
-
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
             return
         target, value = node.targets[0].target, node.value
         self._parameter_replaced(target, value)
         receiver = cast_target(value, self.ctx)
-        if receiver is None or module_kind(receiver, self.ctx, self.options) or in_cast_helper(self.ctx):
-            return  # a known module's cast is reported by visit_Call
-        why = module_kind(target, self.ctx, self.options)
-        if why and self._recasts(value):
-            self._cast(value, why, self._code(target))
+        if receiver is None:
+            return
+        found = roles(self.ctx, self.options)
+        if found.module_reason(receiver) or found.tensor(receiver):
+            return  # a known module's cast is reported by visit_Call; a tensor's is not one
+        why = found.module_reason(target)
+        if why and self._recasts(value) and not found.skipped():
+            self._cast(value, why, receiver)
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = method_name(node)
-        if name in ("eval", "train"):
-            self._mode_change(node, name)
-        if in_cast_helper(self.ctx):
-            return
         receiver = cast_target(node, self.ctx)
         if receiver is not None:
-            why = module_kind(receiver, self.ctx, self.options)
-            if why and self._recasts(node):
-                self._cast(node, why, self._code(receiver))
+            found = roles(self.ctx, self.options)
+            why = found.module_reason(receiver)
+            if why and self._recasts(node) and not found.skipped():
+                self._cast(node, why, receiver)
             return
         qualified = self.ctx.resolve(node.func)
         if qualified and matches_any(qualified.rsplit(".", 1)[-1], self.options.cast_helpers):
-            if self._storage_dtype(node):
+            found = roles(self.ctx, self.options)
+            if self._storage_dtype(node) or found.skipped():
                 return
             model = argument(node, 0, None)
-            self._cast(node, f"{qualified.rsplit('.', 1)[-1]}() casts it whole", self._code(model) if model else "")
+            self._cast(node, f"{qualified.rsplit('.', 1)[-1]}() casts it whole", model)
 
     def _recasts(self, call: cst.Call) -> bool:
         """Not a cast to float32, which restores the default precision, nor one to another
-        tensor's dtype (`dtype=old.weight.dtype`), which keeps what the model has."""
+        model's or tensor's dtype (`.to(unet.dtype)`, `dtype=old.weight.dtype`), which
+        keeps what is there."""
         if cast_dtype_name(call, self.ctx) == "float32":
             return False
-        dtype = argument(call, None, "dtype")
-        return not (isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype")
+        dtype = argument(call, 0, "dtype")
+        if method_name(call) == "to" and (dtype is None or not names_dtype(dtype, self.ctx)):
+            dtype = argument(call, 1, None) or argument(call, None, "dtype")
+        found = roles(self.ctx, self.options)
+        return not (found.matches_existing_dtype(dtype) or found.requested_dtype(dtype))
 
     def _storage_dtype(self, call: cst.Call) -> bool:
         """A helper applying a configured storage dtype (`cast_tree(mu, mu_dtype)`): the
@@ -194,28 +205,9 @@ class ModuleRecast(Rule):
             for arg in call.args
         )
 
-    def _cast(self, node: cst.Call, why: str, receiver: str) -> None:
-        if id(node) in self._eval_casts or in_inference_function(self.ctx, self.options):
-            return
-        message = self.message.format(why=why)
-        if self._frames:
-            self._frames[-1][1].append((node, message, receiver))
-        else:
-            self.report(node, message)
-
-    def _mode_change(self, node: cst.Call, name: str) -> None:
-        """Record ``x.eval()`` / ``x.train()``; a cast chained with ``.eval()`` is for inference."""
-        receiver = node.func.value  # type: ignore[union-attr]
-        if name == "eval" and not node.args and isinstance(receiver, cst.Call) and cast_target(receiver, self.ctx):
-            self._eval_casts.add(id(receiver))
-            return
-        if not self._frames:
-            return
-        training = name == "train" and not (node.args and self._code(node.args[0].value) == "False")
-        if name == "eval" and not node.args:
-            self._frames[-1][2].add(self._code(receiver))
-        elif training:
-            self._frames[-1][3].add(self._code(receiver))
+    def _cast(self, node: cst.Call, why: str, receiver: cst.BaseExpression | None) -> None:
+        if roles(self.ctx, self.options).path(node, receiver) is None:
+            self.report(node, self.message.format(why=why))
 
     def _parameter_replaced(self, target: cst.BaseExpression, value: cst.Call) -> None:
         """``p = nn.Parameter(p.half())``: a trained parameter swapped for a recast copy.
@@ -245,19 +237,61 @@ def _module_cast(index: Index, names: Callable[[], Names]) -> bool:
     if not receivers:
         return False
     known = names()
-    if any(may_be_module(receiver, known, 0) for receiver in receivers):
+    if any(_may_be_module(receiver, known, 0) for receiver in receivers):
         return True
     for node in index(ast.Assign):
         value = node.value
         if len(node.targets) != 1 or not isinstance(value, ast.Call):
             continue
-        if _cast_receiver(value) is not None and may_be_module(node.targets[0], known, 0):
+        if _cast_receiver(value) is not None and _may_be_module(node.targets[0], known, 0):
             return True
         # LibCST's first argument may be a keyword one (`Parameter(data=w.half())`).
         first = next(iter([*value.args, *(k.value for k in value.keywords)]), None)
         if _parameter(value.func, known) and isinstance(first, ast.Call) and _cast_receiver(first) is not None:
             return True
     return False
+
+
+def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
+    """Whether core.roles.Roles.module_reason may find ``expr`` to be a module: what
+    shapes.may_be_module accepts, plus copies, factories, device moves and receivers the
+    file uses as modules (``names.module_keys``)."""
+    if depth > 6:
+        return True  # a chain of bindings too long to follow: keep the unit
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if _module_type(func, names) or factory_name(name) or _from_models(func, names):
+            return True
+        if name in ("deepcopy", "copy") and expr.args:
+            return _may_be_module(expr.args[0], names, depth + 1)
+        return isinstance(func, ast.Attribute) and name in _DEVICE_MOVES and _may_be_module(
+            func.value, names, depth + 1)
+    if isinstance(expr, ast.Name):
+        if expr.id == "self" or _named_module(expr.id, names) or key_of(expr.id) in names.module_keys:
+            return True
+        return any(
+            (isinstance(value, (ast.Name, ast.Attribute)) and _module_type(value, names))
+            or _may_be_module(value, names, depth + 1)
+            for value in names.bindings.get(expr.id, ())
+        )
+    if isinstance(expr, ast.Attribute):
+        return key_of(expr.attr) in names.module_keys or (
+            isinstance(expr.value, ast.Name) and expr.value.id == "self" and _named_module(expr.attr, names))
+    return False
+
+
+def _from_models(func: ast.AST, names: Names) -> bool:
+    """Whether a callee may resolve to one from a package of models (core.roles.models_path)."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    rest = ".".join(reversed(parts))
+    return any(models_path(f"{head}.{rest}" if rest else head)
+               for head in names.aliases.get(func.id, set()) | {func.id})
 
 
 def _parameter(func: ast.AST, names: Names) -> bool:

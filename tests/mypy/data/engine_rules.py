@@ -17,7 +17,7 @@ def load(model: Any, path: str) -> None:
     model.load_state_dict({k: v.half() for k, v in torch.load(path).items()})  # expect: DTL302
 
 
-def helper_cast(model: Any) -> None:
+def uses_helper(model: Any) -> None:
     convert_weights_to_lp(model, dtype=torch.bfloat16)  # expect: DTL303
 
 

@@ -1,0 +1,794 @@
+"""Roles of receivers and code paths, for the recasting rules (F3) and any other.
+
+Two questions, answered from what a file says rather than from lists of names:
+
+* **Is this receiver a module?** A module is what the file builds with a module class
+  (``torch.nn`` or a class deriving from one), ``self`` in a module's method, a
+  parameter annotated as one, a class imported from a package of models or layers
+  (``mypkg.models.ResNet``), a value bound from one of those or from a factory or
+  loader named for a model (``build_model(...)``, ``from_pretrained(...)``,
+  ``torch.jit.load``), a copy of a module (``deepcopy(model)``, the usual EMA copy), or
+  a name on which the file calls what only modules have (``.parameters()``,
+  ``.state_dict()``, ``.eval()``, ``.train()``, ``.named_modules()``..., or which it
+  wraps in ``DistributedDataParallel``): that is how a loss or criterion attribute is
+  known to be a module. A receiver only *named* like a model (``module-names``) is taken
+  to be one unless the file says it is a tensor or a batch: tensor words in its name
+  (``model_inputs``, ``model_output``), tensor-only methods used on it (``.shape``,
+  ``.view()``, ``.expand()``...), or a value computed from tensors.
+
+* **Is this code on a training path or an inference/export path?** Training: a branch
+  taken when a ``training`` flag holds, a function that steps an optimizer, calls
+  ``backward()``, ``.train()``, ``fit()`` or takes gradients (``jax.grad``,
+  ``value_and_grad``, ``apply_gradients``, ``optax.apply_updates``). Inference: a function that puts the same receiver in
+  eval mode or freezes it (``.eval()``, ``.requires_grad_(False)``) and never back in
+  train mode; one that trains nothing and readies or runs the receiver for inference
+  (``prepare_for_inference_()``, ``.generate()``) or saves it to a file (checkpoint
+  conversion), or runs under ``no_grad``/``inference_mode`` (decorator or ``with``), or
+  uses an export runtime (ONNX, TensorRT, OpenVINO, Core ML, TF Lite, ExecuTorch); a
+  function named for inference (``inference-functions``); a class that puts the
+  receiver in eval mode and never in train mode, or whose ``__call__``/``forward`` runs
+  without gradients; a script (``__main__``) in which nothing trains. Skipped entirely:
+  test code (files named ``test_*.py`` or ``*_test.py`` or importing a test framework,
+  ``test_*`` functions, ``Test*`` classes), the bodies of explicit casting helpers, and
+  classes whose job is casting (precision plugins and policies, casting hooks). A cast
+  to another value's dtype (``.to(unet.dtype)``, ``m.half() if x.dtype is
+  torch.float16 else m``) keeps what is there and is no recast.
+
+File-wide facts come from CPython's ``ast`` of the whole file (so the prefilter, which
+may hand LibCST only part of a file, cannot change them); facts about one function
+come from that function's LibCST node, which the prefilter always keeps whole. Both
+are computed once per file, on first use.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import fnmatch
+import re
+from typing import TYPE_CHECKING, Iterable
+
+from dtype_lint.core.deferred import cst
+
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext
+    from dtype_lint.rules.options import Options
+
+# What only modules have (tensors have none of these).
+MODULE_METHODS = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict",
+    "eval", "train", "modules", "named_modules", "children", "named_children", "register_buffer",
+    "register_parameter", "register_forward_hook", "register_forward_pre_hook", "register_module",
+    "add_module", "get_submodule", "zero_grad",
+})
+# Wrappers whose first argument is a module.
+MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "DDP", "FSDP",
+                             "compile"})
+# What only tensors (and arrays) have.
+TENSOR_METHODS = frozenset({
+    "size", "dim", "numel", "view", "reshape", "unsqueeze", "squeeze", "expand", "expand_as", "permute",
+    "transpose", "contiguous", "item", "tolist", "numpy", "detach", "clone", "masked_fill", "flatten", "repeat",
+    "chunk", "softmax", "sum", "mean", "argmax", "narrow", "index_select", "gather", "type_as", "view_as",
+})
+TENSOR_ATTRIBUTES = frozenset({"shape", "ndim", "is_floating_point", "grad_fn", "T"})
+# Words of a name that hold data rather than a model (`model_inputs`, `model_output`).
+TENSOR_WORDS = frozenset({
+    "input", "inputs", "output", "outputs", "batch", "batches", "logit", "logits", "kwargs", "args", "ids",
+    "mask", "masks", "feature", "features", "hidden", "tensor", "tensors", "sample", "samples", "image",
+    "images", "pixel", "values", "embeds", "latents", "latent", "noise", "pred", "preds", "prediction",
+    "predictions", "target", "targets", "grad", "grads", "gradients", "data", "x", "y", "out",
+    "scores", "probs", "states", "cache", "buffer",
+})
+# Words of a factory or loader's name that say it returns a model.
+_FACTORY_WORDS = frozenset({"model", "models", "network", "net", "criterion", "module"})
+_FACTORY_NAMES = frozenset({"from_pretrained", "from_config", "from_single_file", "deepcopy"})
+# Words of a class name (or its bases') whose job is casting: precision plugins and
+# policies, casting hooks; their bodies do what the user configured.
+_CASTING_CLASS_WORDS = frozenset({"precision", "cast", "casting", "caster", "autocast", "recast"})
+# Words of a function's name that make it an explicit casting helper (`tree_cast`,
+# `cast_params`, `convert_to_fp16`; also options.CAST_HELPER_PATTERNS, such as `to_bf16`):
+# its body is the casting API, its call sites are not.
+_CASTING_FUNCTION_WORDS = frozenset({"cast", "casting", "caster", "convert", "converter"})
+# Export and deployment runtimes: code that uses them prepares or runs an exported model.
+# (TorchScript is not among them: training code scripts models too.)
+_EXPORT_PREFIXES = ("torch.onnx.", "torch.export.", "onnx", "onnxruntime", "tensorrt",
+                    "torch_tensorrt", "openvino", "coremltools", "tflite_runtime", "executorch",
+                    "tensorflow.lite", "tf.lite", "cv2.dnn", "paddle.inference", "tritonclient")
+# Heads of `<head>.dtype` that hold the user's choice (command-line options), not an
+# existing model's or tensor's dtype.
+_OPTION_HEADS = frozenset({"args", "arguments", "opt", "opts", "options", "flags", "FLAGS", "hparams", "hp",
+                           "training_args", "train_args", "cli_args"})
+# Words of a name that holds parameters or model state.
+_PARAMETER_WORDS = frozenset({"param", "params", "parameters", "weight", "weights", "state", "sd", "checkpoint",
+                              "ckpt", "model", "variables", "tree", "master"})
+# Words of a method that readies or runs its receiver for inference (`model.generate(...)`,
+# `model.make_generation_fast_()`, `model.prepare_for_inference_()`).
+_INFERENCE_METHOD_WORDS = frozenset({"generate", "generation", "inference"})
+# Calls that train: backward passes, gradients (torch, JAX, TF), optimizer updates, fit().
+_TRAINING_CALLS = frozenset({"backward", "zero_grad", "fit", "grad", "value_and_grad", "gradient",
+                             "apply_gradients", "apply_updates"})
+# Calls that write a model or its state to a file.
+_SAVES = frozenset({"save", "save_pretrained", "save_model", "save_file", "save_checkpoint", "push_to_hub"})
+_TRAINING_FLAGS = frozenset({"training", "is_training", "is_train", "train_mode", "in_training"})
+_DEVICE_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_"})
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def words_of(name: str) -> set[str]:
+    """The lower-case words of a snake_case or CamelCase name."""
+    return {w.lower() for part in name.split("_") for w in _WORD.findall(part)}
+
+
+def key_of(name: str) -> str:
+    """How a receiver is keyed across a file: its last name, without leading underscores
+    (`self._criterion` and `criterion` are the same object by convention)."""
+    return name.lstrip("_")
+
+
+# -- file facts, from CPython's ast of the whole file ----------------------------------
+
+
+@dataclasses.dataclass
+class ClassFacts:
+    evaluated: set[str] = dataclasses.field(default_factory=set)  # receivers put in eval mode or frozen
+    trained: set[str] = dataclasses.field(default_factory=set)  # receivers put in train mode
+    trains: bool = False  # a method steps an optimizer or calls backward()
+    no_grad_entry: bool = False  # its __call__ or forward runs under no_grad / inference_mode
+
+
+@dataclasses.dataclass
+class FileFacts:
+    module_keys: frozenset[str]  # keys of receivers the file uses as modules
+    tensor_keys: frozenset[str]  # keys of receivers the file uses as tensors
+    test: bool  # imports a test framework
+    script: bool  # has an `if __name__ == "__main__":` block
+    trains: bool  # something in the file trains
+    classes: dict[str, ClassFacts]
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _strip_moves(node: ast.AST) -> ast.AST:
+    """`model.cuda().eval()`'s receiver `model.cuda()` is `model`."""
+    while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+           and node.func.attr in _DEVICE_MOVES):
+        node = node.func.value
+    return node
+
+
+def _last_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return None
+
+
+def _is_false(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _ast_trains(call: ast.Call) -> bool:
+    """A call that trains: backward(), an optimizer step, .train(), fit(), train(...)."""
+    name = _last_name(call.func)
+    if name is None:
+        return False
+    if name in _TRAINING_CALLS:
+        return True
+    if name == "train":
+        if isinstance(call.func, ast.Attribute):
+            return not (call.args and _is_false(call.args[0]))
+        return bool(call.args)
+    if name == "step" and isinstance(call.func, ast.Attribute):
+        owner = _last_name(call.func.value) or ""
+        return "optim" in owner.lower() or "scaler" in owner.lower()
+    return name.startswith("train_") and not (words_of(name) & {"data", "dataset", "loader", "dataloader",
+                                                               "split", "test", "args", "config", "sampler"})
+
+
+def _ast_evaluates(call: ast.Call, options: Options) -> bool:
+    """A call that puts its receiver in inference mode: eval(), train(False),
+    requires_grad_(False), prepare_for_inference...()"""
+    name = _last_name(call.func)
+    if not isinstance(call.func, ast.Attribute) or name is None:
+        return False
+    if name == "eval" and not call.args:
+        return True
+    if name in ("train", "requires_grad_") and call.args and _is_false(call.args[0]):
+        return True
+    return name != "eval" and (any(fnmatch.fnmatchcase(name.lower(), p) for p in options.inference_functions)
+                               or bool(words_of(name) & _INFERENCE_METHOD_WORDS))
+
+
+def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") -> FileFacts:
+    index = _index(tree)
+    module_keys = _module_keys(tree, text)
+    tensor_keys: set[str] = set()
+    test = is_test(text, path)
+    classes: dict[str, ClassFacts] = {}
+    spans: list[tuple[int, int, ClassFacts]] = []  # (first line, last line, facts) of each class
+    for node in index(ast.ClassDef):
+        facts = classes.setdefault(node.name, ClassFacts())
+        spans.append((node.lineno, node.end_lineno or node.lineno, facts))
+        for member in node.body:
+            if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name in (
+                    "__call__", "forward") and any(_no_grad_decorator(d) for d in member.decorator_list):
+                facts.no_grad_entry = True
+    spans.sort(key=lambda span: span[0])
+
+    def innermost(line: int) -> ClassFacts | None:
+        found = None
+        for first, last, facts in spans:
+            if first > line:
+                break
+            if last >= line:
+                found = facts  # a later start that still holds the line is nested deeper
+        return found
+
+    trains = False
+    for node in index(ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS:
+            last = _last_name(_strip_moves(func.value))
+            if last is not None:
+                tensor_keys.add(key_of(last))
+        training = _ast_trains(node)
+        trains = trains or training
+        if not spans or not (training or isinstance(func, ast.Attribute)):
+            continue
+        if training:
+            owner = innermost(node.lineno)
+            if owner is not None:
+                owner.trains = True
+        if isinstance(func, ast.Attribute):
+            receiver = _dotted(_strip_moves(func.value))
+            if receiver is not None and receiver.split(".")[0] == "self":
+                owner = innermost(node.lineno)
+                if owner is None:
+                    continue
+                if _ast_evaluates(node, options):
+                    owner.evaluated.add(receiver)
+                elif func.attr == "train" and not (node.args and _is_false(node.args[0])):
+                    owner.trained.add(receiver)
+    for node in index(ast.Attribute):
+        if node.attr in TENSOR_ATTRIBUTES:
+            last = _last_name(node.value)
+            if last is not None:
+                tensor_keys.add(key_of(last))
+    script = any(_main_guard(node.test) for node in index(ast.If))
+    if spans:
+        for node in index(ast.Assign):
+            # `m = self.model.eval()`: both names are in eval mode.
+            if len(node.targets) == 1 and isinstance(node.value, ast.Call) and _ast_evaluates(node.value, options):
+                target = _dotted(node.targets[0])
+                owner = innermost(node.lineno)
+                if target is not None and target.startswith("self.") and owner is not None:
+                    owner.evaluated.add(target)
+    return FileFacts(frozenset(module_keys - {"self"}), frozenset(tensor_keys - module_keys), test, script,
+                     trains, classes)
+
+
+def _no_grad_decorator(node: ast.AST) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    last = (_last_name(target) or "").lower()
+    return "no_grad" in last or "inference_mode" in last
+
+
+def _main_guard(test: ast.AST) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators))
+
+
+def is_test(text: str, path: str) -> bool:
+    """Test code: a file named ``test_*.py``/``*_test.py``/``conftest.py``, or one that
+    imports a test framework."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or bool(_TEST_IMPORT.search(text)))
+
+
+# The last file the prefilter parsed, with its node index, so that the rules need not
+# parse or walk it again.
+_last_tree: tuple[str, ast.Module] | None = None
+_last_index: tuple[ast.Module, object] | None = None
+
+
+def _index(tree: ast.Module):
+    """The node index of ``tree`` (shapes.Index), built once for the last tree asked."""
+    global _last_index
+    from dtype_lint.core.shapes import Index
+
+    if _last_index is None or _last_index[0] is not tree:
+        _last_index = (tree, Index(tree.body))
+    return _last_index[1]
+
+
+_MODULE_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(MODULE_METHODS)) + r")\s*\(|\b(?:"
+                         + "|".join(sorted(MODULE_WRAPPERS)) + r")\s*\(")
+_TEST_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:pytest|unittest|absl\.testing|hypothesis)\b", re.MULTILINE)
+
+
+def _module_keys(tree: ast.Module, text: str) -> set[str]:
+    if not _MODULE_USE.search(text):
+        return set()  # nothing is used as a module: no walk
+    keys: set[str] = set()
+    index = _index(tree)
+    for node in index(ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
+            last = _last_name(_strip_moves(func.value))
+            if last is not None:
+                keys.add(key_of(last))
+        if node.args and _last_name(func) in MODULE_WRAPPERS:
+            last = _last_name(_strip_moves(node.args[0]))
+            if last is not None:
+                keys.add(key_of(last))
+    return keys
+
+
+def module_keys(tree: ast.Module, text: str) -> frozenset[str]:
+    """For the prefilter: keys of receivers the file (``text``, parsed as ``tree``) uses as
+    modules, as :func:`file_facts` finds them; the rules then reuse the tree."""
+    global _last_tree
+    _last_tree = (text, tree)
+    return frozenset(_module_keys(tree, text))
+
+
+# Words of a package path that holds models or layers (`mypkg.models.ResNet`,
+# `torchvision.models.resnet50`).
+_MODELS_PACKAGE_WORDS = frozenset({"model", "models", "modeling", "modelling", "modules", "networks", "nets",
+                                   "nn", "layers", "architectures", "backbones"})
+
+
+def models_path(qualified: str) -> bool:
+    """Whether a callee is a class imported from a package of models or layers (a segment
+    of its dotted path, not its own name, says so) and is not named for data."""
+    parts = qualified.split(".")
+    if len(parts) < 2 or not parts[-1][:1].isupper() or words_of(parts[-1]) & TENSOR_WORDS:
+        return False  # a class (CamelCase), not a loader whose result may be a copy
+    return any(words_of(part) & _MODELS_PACKAGE_WORDS for part in parts[:-1])
+
+
+def factory_name(name: str | None) -> bool:
+    """Whether a callee's last name says it returns a model (`build_model`,
+    `load_pretrained_model`, `from_pretrained`, `deepcopy` of one)."""
+    if not name:
+        return False
+    if name in _FACTORY_NAMES:
+        return True
+    found = words_of(name)
+    return bool(found & _FACTORY_WORDS) and not found & TENSOR_WORDS
+
+
+# -- per-function facts, from the function's LibCST node ---------------------------------
+
+
+@dataclasses.dataclass
+class FunctionFacts:
+    trains: bool = False
+    # receiver -> where (in source order) it is put in eval mode or frozen (strength 2) or
+    # used for inference (1), and where it is rebound
+    evaluated: dict[str, list[tuple[int, int]]] = dataclasses.field(default_factory=dict)
+    bound: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    order: dict[int, int] = dataclasses.field(default_factory=dict)  # id(call) -> its place in source order
+    trained: set[str] = dataclasses.field(default_factory=set)
+    saved: set[str] = dataclasses.field(default_factory=set)  # receivers saved to a file
+    no_grad: bool = False  # decorated with no_grad / inference_mode
+    exports: bool = False  # uses an export or deployment runtime
+    guarded_train: set[int] = dataclasses.field(default_factory=set)  # ids of calls under `if training:`
+    guarded_infer: set[int] = dataclasses.field(default_factory=set)  # ids of calls under `with no_grad():`
+    # id(call) -> the values whose dtype a test it is under checks (`if x.dtype ...:`)
+    guarded_match: dict[int, frozenset[str]] = dataclasses.field(default_factory=dict)
+
+
+def _cst_dotted(node: cst.CSTNode) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _cst_strip_moves(node: cst.CSTNode) -> cst.CSTNode:
+    while (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+           and node.func.attr.value in _DEVICE_MOVES):
+        node = node.func.value
+    return node
+
+
+def _cst_last(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Name):
+        return node.value
+    return None
+
+
+def _cst_false(args: Iterable[cst.Arg]) -> bool:
+    first = next(iter(args), None)
+    return first is not None and isinstance(first.value, cst.Name) and first.value.value == "False"
+
+
+def _training_test(test: cst.BaseExpression) -> bool:
+    """`if training:`, `if self.training and ...:` (not negated)."""
+    if isinstance(test, cst.BooleanOperation):
+        return test.operator.__class__.__name__ == "And" and (_training_test(test.left) or _training_test(test.right))
+    last = _cst_last(test)
+    return last in _TRAINING_FLAGS
+
+
+class Roles:
+    """The roles of one file's receivers and code paths (see the module's docs)."""
+
+    def __init__(self, ctx: FileContext, options: Options) -> None:
+        self.ctx = ctx
+        self.options = options
+        self._file: FileFacts | None = None
+        self._test: bool | None = None
+        self._functions: dict[int, FunctionFacts] = {}
+
+    # -- file --------------------------------------------------------------------------
+
+    @property
+    def file(self) -> FileFacts:
+        if self._file is None:
+            source = getattr(self.ctx, "source", None) or self.ctx.module.code
+            if _last_tree is not None and _last_tree[0] is source:
+                tree = _last_tree[1]
+            else:
+                try:
+                    tree = ast.parse(source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = ast.Module(body=[], type_ignores=[])
+            self._file = file_facts(tree, source, self.options, getattr(self.ctx, "path", "") or "")
+        return self._file
+
+    # -- receivers ---------------------------------------------------------------------
+
+    def module_reason(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+        """Why ``expr`` is a module, or None (unknown, or a tensor or a batch)."""
+        from dtype_lint.rules.patterns import _module_type, matches_any
+
+        ctx = self.ctx
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.Call):
+            strong = _module_type(expr.func, ctx)
+            if strong:
+                return strong
+            name = _cst_last(expr.func)
+            if name in ("deepcopy", "copy") and expr.args:
+                inner = self.module_reason(expr.args[0].value, depth + 1)
+                return f"a copy of a module ({inner})" if inner else None
+            qualified = ctx.resolve(expr.func)
+            if qualified and models_path(qualified):
+                return f"{qualified} comes from a package of models"
+            if factory_name(name) and name not in ("deepcopy",):
+                return f"{name}() returns a model"
+            if isinstance(expr.func, cst.Attribute) and name in _DEVICE_MOVES:
+                return self.module_reason(expr.func.value, depth + 1)
+            return None
+        if isinstance(expr, cst.Name):
+            if expr.value == "self":
+                cls = ctx.method_class()
+                return "'self' is a module here" if cls and "torch_module" in cls.kinds else None
+            bound = ctx.lookup_binding(expr.value)
+            if bound is not None:
+                kind = (_module_type(bound, ctx) if isinstance(bound, (cst.Name, cst.Attribute)) else None) or (
+                    self.module_reason(bound, depth + 1))
+                if kind:
+                    return kind
+            name = expr.value
+        elif isinstance(expr, cst.Attribute):
+            name = expr.attr.value
+        else:
+            return None
+        # Data words in the name (`x`, `model_inputs`) outweigh file-wide evidence about
+        # a name that other code may reuse.
+        if words_of(name) & TENSOR_WORDS:
+            return None
+        key = key_of(name)
+        if key in self.file.module_keys:
+            return f"'{name}' is used as a module in this file"
+        if self.tensor(expr, name):
+            return None
+        if matches_any(name, self.options.module_names) and (
+                isinstance(expr, cst.Name) or _cst_dotted(expr) == f"self.{name}"):
+            return f"'{name}' names a model"
+        return None
+
+    def tensor(self, expr: cst.BaseExpression, name: str | None = None) -> bool:
+        """Whether the file says ``expr`` holds tensors or a batch, not a module."""
+        if isinstance(expr, cst.Call):
+            method = _cst_last(expr.func)
+            if method in TENSOR_METHODS or any(a.keyword is not None and a.keyword.value == "return_tensors"
+                                               for a in expr.args):
+                return True
+            return isinstance(expr.func, cst.Attribute) and self.tensor(expr.func.value)
+        if isinstance(expr, (cst.BinaryOperation, cst.Subscript)):
+            return True
+        name = name or _cst_last(expr)
+        if name is None:
+            return False
+        return bool(words_of(name) & TENSOR_WORDS) or key_of(name) in self.file.tensor_keys
+
+    # -- code paths --------------------------------------------------------------------
+
+    def skipped(self) -> str | None:
+        """Why code here is not reported at all: test code, a casting helper's body, or a
+        class whose job is casting."""
+        from dtype_lint.rules.patterns import in_cast_helper
+
+        ctx = self.ctx
+        if self._test is None:
+            self._test = is_test(getattr(ctx, "source", None) or ctx.module.code, getattr(ctx, "path", "") or "")
+        if self._test:
+            return "test code"
+        for scope in ctx.scopes:
+            if isinstance(scope.node, cst.FunctionDef) and scope.name.startswith("test"):
+                return "test code"
+        for info in ctx.classes:
+            if info.name.startswith("Test") or info.name.endswith(("Test", "TestCase")) or any(
+                    b.endswith("TestCase") for b in info.bases):
+                return "test code"
+            if any(words_of(n.rsplit(".", 1)[-1]) & _CASTING_CLASS_WORDS for n in (info.name, *info.bases)):
+                return "a class whose job is casting"
+        if in_cast_helper(ctx) or any(
+                isinstance(s.node, cst.FunctionDef) and words_of(s.name) & _CASTING_FUNCTION_WORDS
+                for s in ctx.scopes):
+            return "the body of a casting helper"
+        return None
+
+    def function_facts(self, fn: cst.FunctionDef) -> FunctionFacts:
+        facts = self._functions.get(id(fn))
+        if facts is None:
+            facts = self._functions[id(fn)] = self._scan(fn)
+        return facts
+
+    def _scan(self, fn: cst.FunctionDef) -> FunctionFacts:
+        ctx = self.ctx
+        facts = FunctionFacts()
+        for decorator in fn.decorators:
+            target = decorator.decorator
+            target = target.func if isinstance(target, cst.Call) else target
+            last = (_cst_last(target) or "").lower()
+            if "no_grad" in last or "inference" in last:
+                facts.no_grad = True
+        # (node, under `if training:`, under `with no_grad():`)
+        # (node, the flags of the branches it is in: `if training:`, `with no_grad():`, `if x.dtype ...:`)
+        stack: list[tuple[cst.CSTNode, tuple[bool, bool, frozenset[str]]]] = [(fn.body, (False, False, frozenset()))]
+        from dtype_lint.core.traversal import child_fields
+
+        place = 0
+        while stack:
+            node, flags = stack.pop()
+            place += 1
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue  # their own scopes
+            train, infer, match = flags
+            owners = self._dtype_owners(node.test) if isinstance(node, (cst.If, cst.IfExp)) else frozenset()
+            if isinstance(node, (cst.If, cst.IfExp)) and (_training_test(node.test) or owners):
+                # The true branch runs while training, or casts to match another value's
+                # dtype (`m.half() if x.dtype is torch.float16 else m`).
+                branch = (True, infer, match) if _training_test(node.test) else (train, infer, match | owners)
+                parts = [(node.test, flags), (node.body, branch)]
+                if node.orelse is not None:
+                    parts.append((node.orelse, flags))
+                if isinstance(node, cst.IfExp):  # source order: body, test, orelse
+                    parts[0], parts[1] = parts[1], parts[0]
+                stack.extend(reversed(parts))
+                continue
+            if isinstance(node, cst.With) and any(self._no_grad(item.item) for item in node.items):
+                stack.append((node.body, (train, True, match)))
+                continue
+            if isinstance(node, cst.Call):
+                facts.order[id(node)] = place
+                self._call(node, facts, place)
+                if train:
+                    facts.guarded_train.add(id(node))
+                if infer:
+                    facts.guarded_infer.add(id(node))
+                if match:
+                    facts.guarded_match[id(node)] = match
+            elif isinstance(node, (cst.Import, cst.ImportFrom)):
+                text = ctx.module.code_for_node(node)
+                if any(re.search(rf"\b{re.escape(p)}", text) for p in _EXPORT_PREFIXES if "." not in p):
+                    facts.exports = True
+            elif isinstance(node, (cst.Assign, cst.For)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                value = node.value if isinstance(node, cst.Assign) else None
+                source = _cst_dotted(_cst_strip_moves(value)) if value is not None else None
+                for target in targets:
+                    text = _cst_dotted(target)
+                    if text is None:
+                        continue
+                    if isinstance(value, cst.Call) and self._evaluates(value):
+                        facts.evaluated.setdefault(text, []).append((place, self._evaluates(value)))
+                    elif source != text:  # `model = model.to(device)` keeps the object
+                        facts.bound.setdefault(text, []).append(place)
+            # Children in source order: pushed last to first.
+            children: list[cst.CSTNode] = []
+            for field in child_fields(type(node)):
+                value = getattr(node, field)
+                if isinstance(value, (tuple, list)):
+                    children.extend(v for v in value if isinstance(v, cst.CSTNode))
+                elif isinstance(value, cst.CSTNode):
+                    children.append(value)
+            stack.extend((child, flags) for child in reversed(children))
+        return facts
+
+    def _dtype_owners(self, test: cst.BaseExpression) -> frozenset[str]:
+        """The values whose dtype a test checks (`x.dtype is torch.float16`: x)."""
+        from dtype_lint.core.traversal import descendants
+
+        return frozenset(_cst_dotted(n.value) or "?" for n in descendants(test)
+                         if isinstance(n, cst.Attribute) and self.matches_existing_dtype(n))
+
+    def _no_grad(self, item: cst.BaseExpression) -> bool:
+        target = item.func if isinstance(item, cst.Call) else item
+        last = (_cst_last(target) or "").lower()
+        return "no_grad" in last or "inference_mode" in last
+
+    def _evaluates(self, call: cst.Call) -> int:
+        """2: the call puts its receiver in eval mode or freezes it; 1: it readies or runs
+        it for inference (`generate()`, `prepare_for_inference_()`); 0: neither."""
+        name = _cst_last(call.func)
+        if not isinstance(call.func, cst.Attribute) or name is None:
+            return 0
+        if name == "eval" and not call.args:
+            return 2
+        if name in ("train", "requires_grad_") and _cst_false(call.args):
+            return 2
+        return int(name != "eval" and (any(fnmatch.fnmatchcase(name.lower(), p) for p in self.options.inference_functions)
+                                       or bool(words_of(name) & _INFERENCE_METHOD_WORDS)))
+
+    def _call(self, call: cst.Call, facts: FunctionFacts, place: int) -> None:
+        func = call.func
+        name = _cst_last(func)
+        if name is None:
+            return
+        qualified = self.ctx.resolve(func) or ""
+        if any(qualified.startswith(p) for p in _EXPORT_PREFIXES):
+            facts.exports = True
+        if isinstance(func, cst.Attribute):
+            receiver = _cst_dotted(_cst_strip_moves(func.value))
+            if self._evaluates(call):
+                if receiver:
+                    facts.evaluated.setdefault(receiver, []).append((place, self._evaluates(call)))
+            elif name == "train" and not _cst_false(call.args):
+                facts.trains = True
+                if receiver:
+                    facts.trained.add(receiver)
+        if name in _SAVES and (call.args or isinstance(func, cst.Attribute)):
+            target = call.args[0].value if name == "save" and call.args else (
+                func.value if isinstance(func, cst.Attribute) else None)
+            while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute):
+                target = target.func.value  # `model.half().state_dict()`: the model
+            text = _cst_dotted(target) if target is not None else None
+            if text:
+                facts.saved.add(text)
+        if name in _TRAINING_CALLS:
+            facts.trains = True
+        elif name == "step" and isinstance(func, cst.Attribute):
+            owner = (_cst_last(func.value) or "").lower()
+            facts.trains = facts.trains or "optim" in owner or "scaler" in owner
+        elif name == "train" and isinstance(func, cst.Name) and call.args:
+            facts.trains = True
+        elif name.startswith("train_") and not words_of(name) & {"data", "dataset", "loader", "dataloader",
+                                                                  "split", "test", "args", "config", "sampler"}:
+            facts.trains = True
+
+    def path(self, node: cst.CSTNode, receiver: cst.BaseExpression | None = None) -> str | None:
+        """Why a cast at ``node`` (of ``receiver``, if it has one) runs only for inference
+        or export, or None when it may run before or during training."""
+        from dtype_lint.rules.patterns import matches_any
+
+        ctx = self.ctx
+        fn = ctx.function
+        facts = self.function_facts(fn.node) if fn is not None else None  # type: ignore[arg-type]
+        if facts is not None and id(node) in facts.guarded_train:
+            return None  # the code says this branch runs while training
+        text = _cst_dotted(_cst_strip_moves(receiver)) if receiver is not None else None
+        if facts is not None and facts.guarded_match.get(id(node), frozenset()) - {text}:
+            return "cast to match another value's dtype"
+        if facts is not None and id(node) in facts.guarded_infer:
+            return "under no_grad/inference_mode"
+        names = [s.name.lower() for s in ctx.scopes if isinstance(s.node, cst.FunctionDef)]
+        if any(matches_any(name, self.options.inference_functions) for name in names):
+            return "in a function named for inference, evaluation or export"
+        text = _cst_dotted(_cst_strip_moves(receiver)) if receiver is not None else None
+        if facts is not None:
+            if text and text not in facts.trained and self._evaluated(facts, text, facts.order.get(id(node))):
+                return f"'{text}' is put in eval mode here and never in train mode"
+            if text and text in facts.saved and not facts.trains:
+                return f"'{text}' is saved to a file here (checkpoint conversion or export)"
+            if not facts.trains and (facts.no_grad or facts.exports):
+                return "in a function that runs without gradients or uses an export runtime"
+        cls = ctx.method_class()
+        cf = self.file.classes.get(cls.name) if cls is not None else None
+        if cf is not None and not cf.trains:
+            if cf.no_grad_entry:
+                return f"in {cls.name}, whose __call__/forward runs without gradients"  # type: ignore[union-attr]
+            if text and text.split(".")[0] == "self" and text in cf.evaluated and text not in cf.trained:
+                return f"'{text}' is put in eval mode by its class and never in train mode"
+        if self.file.script and not self.file.trains:
+            return "a script in which nothing trains"
+        return None
+
+    @staticmethod
+    def _evaluated(facts: FunctionFacts, text: str, place: int | None) -> bool:
+        """Whether ``text`` is put in eval mode, before or after ``place``, with no
+        rebinding of the name in between (then it is the same object). A use for
+        inference (`generate()`) counts only where nothing in the function trains; eval
+        mode and freezing are about the receiver itself."""
+        if place is None:
+            return False
+        bound = facts.bound.get(text, ())
+        return any((strength == 2 or not facts.trains) and not any(min(at, place) < b < max(at, place) for b in bound)
+                   for at, strength in facts.evaluated.get(text, ()))
+
+    # -- dtypes ------------------------------------------------------------------------
+
+    def matches_existing_dtype(self, dtype: cst.BaseExpression | None) -> bool:
+        """``x.to(other.dtype)``: the dtype of an existing model, tensor or leaf (not a
+        command-line option), which keeps what is there rather than choosing a precision."""
+        if isinstance(dtype, cst.Name):  # `dtype = self.vae.dtype` ... `.to(dtype)`
+            bound = self.ctx.lookup_binding(dtype.value)
+            return isinstance(bound, cst.Attribute) and self.matches_existing_dtype(bound)
+        if not isinstance(dtype, cst.Attribute) or dtype.attr.value != "dtype":
+            return False
+        head = dtype.value
+        last = _cst_last(head)
+        return last not in _OPTION_HEADS
+
+    def requested_dtype(self, dtype: cst.BaseExpression | None) -> bool:
+        """A dtype the caller passed in: a parameter of the enclosing function, which does
+        not train (a loader or builder applying the dtype its caller asked for, the
+        configuration interface)."""
+        fn = self.ctx.function
+        if not isinstance(dtype, cst.Name) or fn is None or not isinstance(fn.node, cst.FunctionDef):
+            return False
+        params = fn.node.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        return dtype.value in names and not self.function_facts(fn.node).trains
+
+    def parameter_dict(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether a dict holds a model's parameters or state: a ``state_dict()``, a
+        checkpoint loaded from a file, or a name that says so (`params`, `weights`,
+        `state_dict`, `sd`, `checkpoint`); not a cache of activations or features."""
+        if depth > 4:
+            return False
+        if isinstance(expr, cst.Call):
+            name = _cst_last(expr.func) or ""
+            if name in ("state_dict", "named_parameters", "named_buffers", "load", "load_file", "load_state_dict"):
+                return True
+            return isinstance(expr.func, cst.Attribute) and self.parameter_dict(expr.func.value, depth + 1)
+        name = _cst_last(expr)
+        if name is None:
+            return False
+        if words_of(name) & _PARAMETER_WORDS:
+            return True
+        bound = self.ctx.lookup_binding(name) if isinstance(expr, cst.Name) else None
+        return bound is not None and self.parameter_dict(bound, depth + 1)
+
+
+def roles(ctx: FileContext, options: Options) -> Roles:
+    """The file's :class:`Roles`, built on first use and shared by every rule."""
+    found = getattr(ctx, "_roles", None)
+    if found is None or found.options is not options:
+        found = Roles(ctx, options)
+        ctx._roles = found  # type: ignore[attr-defined]
+    return found
