@@ -212,7 +212,7 @@ def _ast_evaluates(call: ast.Call, options: Options) -> bool:
 
 def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") -> FileFacts:
     index = _index(tree)
-    module_keys = _module_keys(tree, text)
+    module_keys = _module_keys(text)
     tensor_keys: set[str] = set()
     test = is_test(text, path)
     classes: dict[str, ClassFacts] = {}
@@ -318,21 +318,21 @@ _MODULE_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(MODULE_METHODS)) + r")\s*
 _TEST_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:pytest|unittest|absl\.testing|hypothesis)\b", re.MULTILINE)
 
 
-def _module_keys(tree: ast.Module, text: str) -> set[str]:
+# `name.parameters(`, `name.cuda().eval(`, `name.to(device).train(`: the name before a
+# module method, past device moves with flat arguments; `DDP(name`, `torch.compile(self.net`.
+_MODULE_RECEIVER = re.compile(
+    r"(\w+)\s*(?:\.\s*(?:cuda|cpu|to|eval|train|requires_grad_)\s*\([^()]*\)\s*)*\.\s*(?:"
+    + "|".join(sorted(MODULE_METHODS)) + r")\s*\(")
+_WRAPPED = re.compile(r"\b(?:" + "|".join(sorted(MODULE_WRAPPERS)) + r")\s*\(\s*(?:[\w.]*\.)?(\w+)")
+
+
+def _module_keys(text: str) -> set[str]:
+    """Keys of the receivers of module-only methods and of module wrappers, read from the
+    text (a walk of the tree would cost more than the rest of the rule)."""
     if not _MODULE_USE.search(text):
-        return set()  # nothing is used as a module: no walk
-    keys: set[str] = set()
-    index = _index(tree)
-    for node in index(ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
-            last = _last_name(_strip_moves(func.value))
-            if last is not None:
-                keys.add(key_of(last))
-        if node.args and _last_name(func) in MODULE_WRAPPERS:
-            last = _last_name(_strip_moves(node.args[0]))
-            if last is not None:
-                keys.add(key_of(last))
+        return set()
+    keys = {key_of(m.group(1)) for m in _MODULE_RECEIVER.finditer(text)}
+    keys.update(key_of(m.group(1)) for m in _WRAPPED.finditer(text))
     return keys
 
 
@@ -341,7 +341,7 @@ def module_keys(tree: ast.Module, text: str) -> frozenset[str]:
     modules, as :func:`file_facts` finds them; the rules then reuse the tree."""
     global _last_tree
     _last_tree = (text, tree)
-    return frozenset(_module_keys(tree, text))
+    return frozenset(_module_keys(text))
 
 
 # Words of a package path that holds models or layers (`mypkg.models.ResNet`,
