@@ -9,7 +9,9 @@ after every rule sees a node, so rules always read the scope the node is in.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import warnings
 from typing import Iterable
 
 import libcst as cst
@@ -53,6 +55,7 @@ class FileContext:
     # only the part the prefilter kept): file-wide facts are read from them.
     source: str | None = None
     path: str = ""
+    tree: ast.Module | None = None  # the whole file's ast, where the prefilter parsed it
 
     @property
     def module_stem(self) -> str:
@@ -143,11 +146,23 @@ class FileContext:
                 return scope.bindings[name]
         return None
 
+    def file_tree(self) -> ast.Module:
+        """The whole file's ``ast``, parsed at most once: the prefilter's where it has one.
+        File-wide facts (layers, roles) read it, whatever part of the file LibCST got."""
+        if self.tree is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # CPython's SyntaxWarnings are not ours to print
+                    self.tree = ast.parse(self.source or self.module.code)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self.tree = ast.Module(body=[], type_ignores=[])
+        return self.tree
+
     def layers(self, options):
         """The file's layers, forward path and dtype roles (core.layers), computed once."""
         from dtype_lint.core.layers import facts
 
-        return facts(self.source or self.module.code, options)
+        return facts(self.source or self.module.code, options, self.file_tree())
 
     # -- names -----------------------------------------------------------------------
 

@@ -128,7 +128,7 @@ def lint_source(
         # LibCST rejects something ast accepted: let the whole file decide (and word
         # the error against the file's own lines).
         return _lint_module(parse(text), text, path, classes, options, None, text)
-    return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text)
+    return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text, reduced.tree)
 
 
 def _classes(rules: Sequence[type[Rule]] | Sequence[str]) -> list[type[Rule]]:
@@ -141,17 +141,18 @@ def _classes(rules: Sequence[type[Rule]] | Sequence[str]) -> list[type[Rule]]:
 
 def _lint_module(
     module: cst.Module, text: str, path: str, selected: Sequence[type[Rule]], options: Options,
-    line_map: Sequence[int] | None, parsed_text: str,
+    line_map: Sequence[int] | None, parsed_text: str, tree: ast.Module | None = None,
 ) -> list[Finding]:
     """Run the rules over ``module`` (parsed from ``parsed_text``: the file, or the
-    prefilter's reduction of it, whose lines ``line_map`` maps back)."""
+    prefilter's reduction of it, whose lines ``line_map`` maps back); ``tree`` is the
+    whole file's ``ast`` where the prefilter parsed it."""
     from dtype_lint.core.context import FileContext
     from dtype_lint.core.traversal import walk
 
     reports: list[Report] = []
     statement_of: list[int] = []  # per report, the index of the top-level statement holding it
     ctx = FileContext(module, options.module_bases)
-    ctx.source, ctx.path = text, path  # the whole file, whatever the prefilter kept
+    ctx.source, ctx.path, ctx.tree = text, path, tree  # the whole file, whatever the prefilter kept
     visitors = [rule(ctx, options, reports) for rule in selected]
     try:
         for index, _ in enumerate(walk(module.body, visitors, (ctx.ENTER_TYPES, ctx.enter), (ctx.LEAVE_TYPES, ctx.leave))):

@@ -42,9 +42,9 @@ assigned to and cast later) does not put its callee on the path.
 from __future__ import annotations
 
 import ast
+import collections
 import dataclasses
 import fnmatch
-import functools
 import warnings
 from typing import Iterable, Iterator
 
@@ -644,23 +644,31 @@ def _positional_param(target: _Function, call: ast.Call, use: ast.AST) -> str | 
     return None
 
 
-@functools.lru_cache(maxsize=8)
-def _facts(text: str, compute_names: frozenset[str], excluded: tuple[str, ...]) -> LayerFacts:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree: ast.Module | None = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
-    return LayerFacts(tree, compute_names, excluded)
+# Facts of the last few texts: the prefilter's shape check and the rules ask for the same
+# file's, and a text's facts do not change.
+_MEMO: collections.OrderedDict[tuple, LayerFacts] = collections.OrderedDict()
 
 
-def facts(text: str, options) -> LayerFacts:
-    """The layer facts of a whole source text, computed once per text and options."""
+def facts(text: str, options, tree: ast.Module | None = None) -> LayerFacts:
+    """The layer facts of a whole source text, computed once per text and options;
+    ``tree`` is the text's ``ast`` where the caller has it (else it is parsed here)."""
     from dtype_lint.rules.patterns import LOSS_CLASSES
 
     compute = frozenset(options.compute_dtype_names) - frozenset(options.param_dtype_names)
-    return _facts(text, compute, tuple(LOSS_CLASSES) + tuple(options.entry_point_classes))
+    key = (text, compute, tuple(LOSS_CLASSES) + tuple(options.entry_point_classes))
+    found = _MEMO.get(key)
+    if found is None:
+        if tree is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+        found = _MEMO[key] = LayerFacts(tree, key[1], key[2])
+        if len(_MEMO) > 8:
+            _MEMO.popitem(last=False)
+    return found
 
 
 def key_of(ctx) -> Key:

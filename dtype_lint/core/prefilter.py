@@ -102,6 +102,7 @@ class Reduced:
     text: str
     lines: tuple[int, ...]  # lines[i] is the original line of reduced line i + 1 (0: synthetic)
     codes: frozenset[str] = frozenset()  # the rules that can find something in it
+    tree: ast.Module | None = None  # the whole file's ast, for the rules' file-wide facts
 
 
 def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
@@ -204,7 +205,7 @@ class _Planner:
     def syntax(self, position: int) -> shapes.Syntax:
         if position not in self._syntax:
             self._syntax[position] = shapes.Syntax(self.leaves[position][1].nodes, self.lines, self.function_text,
-                                                   self.names, self.text)
+                                                   self.names, self.text, self.tree)
         return self._syntax[position]
 
     def names(self) -> shapes.Names:
@@ -216,7 +217,7 @@ class _Planner:
             shapes.collect(self.outer, aliases, bindings)
             classes = frozenset(_CLASS_NAME.findall(self.text))
             self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
-                self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.tree, self.text))
+                self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.text))
         return self._names
 
     def function_text(self, name: str) -> str:
@@ -419,7 +420,7 @@ class _Planner:
                 copy_leaf((index, -1), unit)
         if not out:
             return Reduced("", ())
-        return Reduced("\n".join(out) + "\n", tuple(origin), frozenset(self.codes))
+        return Reduced("\n".join(out) + "\n", tuple(origin), frozenset(self.codes), self.tree)
 
 
 def _tainted_imports(node: ast.Import | ast.ImportFrom, followed: Followed) -> Iterator[tuple[str, str]]:

@@ -49,6 +49,7 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.shapes import Index
 
 if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
@@ -211,7 +212,7 @@ def _ast_evaluates(call: ast.Call, options: Options) -> bool:
 
 
 def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") -> FileFacts:
-    index = _index(tree)
+    index = Index(tree.body)
     module_keys = _module_keys(text)
     tensor_keys: set[str] = set()
     test = is_test(text, path)
@@ -297,22 +298,6 @@ def is_test(text: str, path: str) -> bool:
             or bool(_TEST_IMPORT.search(text)))
 
 
-# The last file the prefilter parsed, with its node index, so that the rules need not
-# parse or walk it again.
-_last_tree: tuple[str, ast.Module] | None = None
-_last_index: tuple[ast.Module, object] | None = None
-
-
-def _index(tree: ast.Module):
-    """The node index of ``tree`` (shapes.Index), built once for the last tree asked."""
-    global _last_index
-    from dtype_lint.core.shapes import Index
-
-    if _last_index is None or _last_index[0] is not tree:
-        _last_index = (tree, Index(tree.body))
-    return _last_index[1]
-
-
 _MODULE_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(MODULE_METHODS)) + r")\s*\(|\b(?:"
                          + "|".join(sorted(MODULE_WRAPPERS)) + r")\s*\(")
 _TEST_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:pytest|unittest|absl\.testing|hypothesis)\b", re.MULTILINE)
@@ -336,11 +321,9 @@ def _module_keys(text: str) -> set[str]:
     return keys
 
 
-def module_keys(tree: ast.Module, text: str) -> frozenset[str]:
-    """For the prefilter: keys of receivers the file (``text``, parsed as ``tree``) uses as
-    modules, as :func:`file_facts` finds them; the rules then reuse the tree."""
-    global _last_tree
-    _last_tree = (text, tree)
+def module_keys(text: str) -> frozenset[str]:
+    """For the prefilter: keys of receivers the file uses as modules, as
+    :func:`file_facts` finds them."""
     return frozenset(_module_keys(text))
 
 
@@ -445,15 +428,8 @@ class Roles:
     @property
     def file(self) -> FileFacts:
         if self._file is None:
-            source = getattr(self.ctx, "source", None) or self.ctx.module.code
-            if _last_tree is not None and _last_tree[0] is source:
-                tree = _last_tree[1]
-            else:
-                try:
-                    tree = ast.parse(source)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = ast.Module(body=[], type_ignores=[])
-            self._file = file_facts(tree, source, self.options, getattr(self.ctx, "path", "") or "")
+            source = self.ctx.source or self.ctx.module.code
+            self._file = file_facts(self.ctx.file_tree(), source, self.options, self.ctx.path)
         return self._file
 
     # -- receivers ---------------------------------------------------------------------

@@ -70,6 +70,7 @@ class Syntax:
     function_text: Callable[[str], str]  # the text of this file's functions of that name
     file_names: Callable[[], Names]  # the file's imports, classes and outer bindings
     file_text: str = ""  # the whole file (for whole-file analyses such as core.layers)
+    file_tree: ast.Module | None = None  # its ast, parsed once by the prefilter
 
     @functools.cached_property
     def index(self) -> Index:

@@ -122,7 +122,7 @@ class Float32InForward(Rule):
     def prefilter(cls, options: Options) -> Prefilter:
         def helpers(u) -> frozenset[str] | None:
             # Functions of the file on a layer's forward path (core.layers), by name.
-            return layer_facts(u.file_text, options).helper_names if u.file_text else None
+            return layer_facts(u.file_text, options, u.file_tree).helper_names if u.file_text else None
 
         return Prefilter(lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines, lambda: helpers(u))),
                          import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
