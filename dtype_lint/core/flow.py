@@ -1,4 +1,4 @@
-"""Where values that cannot be pickled go, within one file (taint-style, for DTL2xx).
+"""Where values that cannot be pickled go, within one file (taint-style, for the pickling rules).
 
 The pickling rules ask one question at each of their sinks (a process target or its
 ``args``, a pool's function, a ``DataLoader`` callable, an attribute stored on an object
@@ -35,7 +35,7 @@ import, anything defined at module level, a method reached through ``self``; for
 attribute stores, an attribute the file sets back in a ``finally`` block (a temporary
 swap, see :attr:`FileFlow.restored`).
 
-The sinks are the rules' own (see each DTL2xx rule's docs); they ask :meth:`sources`
+The sinks are the rules' own (see each pickling rule's docs); they ask :meth:`sources`
 for an argument, and :meth:`keyword_sources` for what ``**d`` passes as one keyword.
 """
 

@@ -22,7 +22,7 @@ on itself (``self.up = lambda x: upsample(x)``, run when forward calls ``self.up
 A call whose result the caller casts back (``helper(x).to(x.dtype)``, or a name it is
 assigned to and cast later) does not put its callee on the path.
 
-**Dtype roles** (for DTL101): a ``dtype`` parameter or field is benign by meaning when
+**Dtype roles** (for the float32-default rule): a ``dtype`` parameter or field is benign by meaning when
 
 * the function has an initializer's signature (``(key, shape, dtype=...)``);
 * every use of it is the dtype of parameter or state creation (``self.param``,

@@ -103,6 +103,11 @@ class FlaxGuard(Guard):
                 del entries[index]
                 break
 
+    def _module_count(self) -> int | None:
+        # Flax builds submodules during the call: the root's parameters tell how many
+        # modules with parameters the model has, once it has been applied.
+        return getattr(self, "_param_modules", None)
+
     def _coverage_reasons(self) -> list[str]:
         return [
             "a jax.jit function compiled before the guard was called (cached, not re-traced: "
@@ -155,6 +160,7 @@ class FlaxGuard(Guard):
         if is_root:
             self.flush_pending()
             self.entry_ids = set()
+            self._param_modules = _param_modules(module.variables.get("params", {})) if module.scope else None
         # Parameters are read after the call so that ``init`` (which creates them
         # during the call) is checked too.
         self._check_params(module, path)
@@ -231,3 +237,9 @@ class FlaxGuard(Guard):
         default = dtype_name(jax.dtypes.canonicalize_dtype(float))
         inputs = {name for _, name in _floating((args, kwargs))}
         self.report_output(path, outputs, inputs, default)
+
+
+def _param_modules(params: Mapping) -> int:
+    """How many modules of a parameter tree hold parameters of their own (the root too)."""
+    own = any(not isinstance(value, Mapping) for value in params.values())
+    return int(own) + sum(_param_modules(value) for value in params.values() if isinstance(value, Mapping))

@@ -1,5 +1,7 @@
 """guard() on real Flax models on the CPU, eagerly and under jax.jit."""
 
+import warnings
+
 import pytest
 
 from dtype_lint.runtime import DTypeGuardWarning, DTypeViolationError, guard
@@ -223,3 +225,29 @@ def test_apply_from_another_thread_is_not_seen_and_the_guard_says_so():
             worker.start()
             worker.join()
     assert g.modules_checked == 0
+
+
+class _Stack(nn.Module):
+    deep: bool = True
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.Dense(4, name="first")(x)
+        if self.deep:  # the layers a lighter configuration leaves out
+            for i in range(4):
+                x = nn.Dense(4, name=f"layer_{i}")(x)
+        return x
+
+
+def test_far_fewer_modules_than_the_parameters_hold_are_reported():
+    variables = _Stack().init(jax.random.key(0), X)
+    light = _Stack(deep=False)
+    with pytest.warns(DTypeGuardWarning, match=r"checked only 2 of the model's 5 modules"):
+        with guard(light, "float32", on_violation="record"):
+            light.apply(variables, X)
+    full = _Stack()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DTypeGuardWarning)
+        with guard(full, "float32", on_violation="record") as g:
+            full.apply(variables, X)
+    assert g.modules_checked == 6
