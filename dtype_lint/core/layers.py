@@ -48,6 +48,8 @@ import fnmatch
 import warnings
 from typing import Iterable, Iterator
 
+from dtype_lint.core.shapes import walk
+
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
 
 FORWARD_PREFIX = "forward"
@@ -178,9 +180,7 @@ class LayerFacts:
     # -- collection ------------------------------------------------------------------
 
     def _collect(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                self._parents[id(child)] = node
+        for node in walk(tree, self._parents):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name.split(".")[0]] = (
@@ -250,7 +250,7 @@ class LayerFacts:
 
     def _computes_with_parameters(self, cls: _Class) -> bool:
         for method in self.forwards(cls):
-            for node in ast.walk(method.node):
+            for node in walk(method.node):
                 if isinstance(node, ast.Call):
                     name = _last(node.func)
                     if name in _PARAM_CALLS:
@@ -269,7 +269,7 @@ class LayerFacts:
         if not built:
             return False
         return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_self(node.func.value)
-                   and node.func.attr in built for method in self.forwards(cls) for node in ast.walk(method.node))
+                   and node.func.attr in built for method in self.forwards(cls) for node in walk(method.node))
 
     def _layer_constructor(self, func: ast.AST) -> bool:
         return self._layer_constructor_name(self.resolve(func))
@@ -310,7 +310,7 @@ class LayerFacts:
     def _callees(self, root: ast.AST, caller: _Function, cast_names: set[str]) -> Iterator[_Function]:
         """Functions of this file called in ``root`` whose result is not cast back."""
         casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
-        for node in ast.walk(root):
+        for node in walk(root):
             if not isinstance(node, ast.Call) or self._cast_back_at(node, casts):
                 continue
             func = node.func
@@ -325,7 +325,7 @@ class LayerFacts:
     def _passed_to_casting(self, function: ast.AST) -> set[str]:
         """Names the function passes to a function of this file that casts back (a
         statistic handed to the helper that normalises and casts the output)."""
-        return {arg.id for node in ast.walk(function) if isinstance(node, ast.Call) and self._casting_callee(node)
+        return {arg.id for node in walk(function) if isinstance(node, ast.Call) and self._casting_callee(node)
                 for arg in (*node.args, *(k.value for k in node.keywords)) if isinstance(arg, ast.Name)}
 
     def _class_of(self, function: _Function) -> _Class | None:
@@ -354,7 +354,7 @@ class LayerFacts:
             if isinstance(grand, ast.Call) and _casts_to_follower(grand):
                 return True
         if isinstance(parent, ast.Assign):
-            names = {n.id for t in parent.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            names = {n.id for t in parent.targets for n in walk(t) if isinstance(n, ast.Name)}
             return bool(names & casts)
         if isinstance(parent, (ast.Call, ast.keyword)):
             # Passed straight to a function of this file that casts its result back.
@@ -372,12 +372,12 @@ class LayerFacts:
                 if func.attr in cls.methods:
                     target = cls.methods[func.attr]
                     break
-        return target is not None and any(isinstance(n, ast.Call) and _casts_back(n) for n in ast.walk(target.node))
+        return target is not None and any(isinstance(n, ast.Call) and _casts_back(n) for n in walk(target.node))
 
     # -- dtype roles -----------------------------------------------------------------
 
     def _benign_uses(self, function: _Function, name: str) -> bool:
-        uses = [n for n in ast.walk(function.node) if isinstance(n, ast.Name) and n.id == name
+        uses = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name
                 and isinstance(n.ctx, ast.Load)]
         # An unread parameter says nothing of its meaning (a stub, an API's placeholder).
         return bool(uses) and all(self._benign_use(function, use) for use in uses)
@@ -468,7 +468,7 @@ class LayerFacts:
         for function in self.functions.values():
             if function.key[0] not in family:
                 continue
-            for node in ast.walk(function.node):
+            for node in walk(function.node):
                 if (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)
                         and _is_self(node.value)):
                     yield function, node
@@ -506,7 +506,7 @@ class LayerFacts:
             if caller.key[0] not in self._family(function.cls):
                 continue
             casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
-            for node in ast.walk(caller.node):
+            for node in walk(caller.node):
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and node.func.attr == method and _is_self(node.func.value)):
                     continue
@@ -525,7 +525,7 @@ class LayerFacts:
         if function.cls is not None or len(function.key[1]) != 1:
             return False  # module-level functions only: methods are called through objects
         fname = function.key[1][0]
-        calls = [(caller, node) for caller in self.functions.values() for node in ast.walk(caller.node)
+        calls = [(caller, node) for caller in self.functions.values() for node in walk(caller.node)
                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fname
                  and caller is not function]
         if not calls:
@@ -582,7 +582,7 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
 
 def _self_stores(function: ast.AST) -> Iterator[tuple[str, ast.AST]]:
     """(attribute, value) of each ``self.<attribute> = value`` in the function."""
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and _is_self(target.value):
@@ -621,7 +621,7 @@ def _casts_back(call: ast.Call) -> bool:
 def _cast_receivers(function: ast.AST) -> set[str]:
     """Names the function casts back somewhere (``v.to(x.dtype)``, ``v.astype(dtype)``)."""
     out: set[str] = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CAST_METHODS
                 and isinstance(node.func.value, ast.Name) and _casts_to_follower(node)):
             out.add(node.func.value.id)

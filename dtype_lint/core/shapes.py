@@ -103,11 +103,35 @@ def text_of(node: ast.AST, lines: Sequence[str]) -> str:
     return line[start:end] if line.isascii() else line.encode("utf-8")[start:end].decode("utf-8", "replace")
 
 
+def walk(root: ast.AST, parents: dict[int, ast.AST] | None = None) -> list[ast.AST]:
+    """``root`` and every node below it, in no set order (as ``ast.walk``, whose order
+    nothing here relies on): a plain stack over ``_fields``, about twice as fast as
+    ``ast.walk``'s generators. ``parents``, if given, gets each node's parent by id."""
+    out: list[ast.AST] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        stack.append(child)
+                        if parents is not None:
+                            parents[id(child)] = node
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+                if parents is not None:
+                    parents[id(value)] = node
+    return out
+
+
 class Index:
     """The nodes of some statements by type, from one walk."""
 
     def __init__(self, nodes: Sequence[ast.AST]) -> None:
-        # A plain stack over `_fields`: about twice as fast as ast.walk's generators.
+        # The walk above, inlined: an index is built for every unit the prefilter tests.
         by_type: dict[type, list[ast.AST]] = {}
         stack = list(nodes)
         while stack:
