@@ -48,7 +48,7 @@ import fnmatch
 import warnings
 from typing import Iterable, Iterator
 
-from dtype_lint.core.shapes import walk
+from dtype_lint.core.shapes import last_name, walk
 
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
 
@@ -252,7 +252,7 @@ class LayerFacts:
         for method in self.forwards(cls):
             for node in walk(method.node):
                 if isinstance(node, ast.Call):
-                    name = _last(node.func)
+                    name = last_name(node.func)
                     if name in _PARAM_CALLS:
                         return True
                     inner = node.func
@@ -398,7 +398,7 @@ class LayerFacts:
                 self.benign_field(cls.name, t.attr) for t in targets)
         if not isinstance(call, ast.Call) or use is call.func:
             return False
-        callee = _last(call.func)
+        callee = last_name(call.func)
         if callee is None:
             return False
         if callee in _PARAM_CALLS or ("init" in callee.lower() and callee != "__init__"):
@@ -418,7 +418,7 @@ class LayerFacts:
     def _int_to_float(self, call: ast.Call, use: ast.AST) -> bool:
         """``X.astype(dtype)``, ``array(X, dtype)``, ``one_hot(..., dtype=dtype)`` with X a
         boolean or integer value."""
-        callee = _last(call.func)
+        callee = last_name(call.func)
         if callee == "one_hot":
             return True
         source: ast.AST | None = None
@@ -434,7 +434,7 @@ class LayerFacts:
         if isinstance(value, ast.Compare) or (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)):
             return True
         if isinstance(value, ast.Call):
-            callee = _last(value.func)
+            callee = last_name(value.func)
             if callee in _NOT_FLOAT_CALLS:
                 return True
             # A helper of this file whose parameters are compared (a pairwise function
@@ -472,7 +472,7 @@ class LayerFacts:
                 if (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)
                         and _is_self(node.value)):
                     yield function, node
-                elif isinstance(node, ast.Call) and _last(node.func) in ("getattr", "vars", "asdict", "replace",
+                elif isinstance(node, ast.Call) and last_name(node.func) in ("getattr", "vars", "asdict", "replace",
                                                                            "__dict__"):
                     yield function, node  # read by name or wholesale: not benign
 
@@ -551,21 +551,13 @@ class LayerFacts:
         """The value is (part of) an argument of a call that stores a parameter or buffer."""
         node = self._parents.get(id(call))
         while node is not None and not isinstance(node, ast.stmt):
-            if isinstance(node, ast.Call) and _last(node.func) in callees:
+            if isinstance(node, ast.Call) and last_name(node.func) in callees:
                 return True
             node = self._parents.get(id(node))
         return False
 
 
 # -- helpers -------------------------------------------------------------------------
-
-def _last(func: ast.AST) -> str | None:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
-
 
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
@@ -595,7 +587,7 @@ def _self_stores(function: ast.AST) -> Iterator[tuple[str, ast.AST]]:
 def _casts_to_follower(call: ast.Call) -> bool:
     """A cast whose dtype follows something (``x.dtype``, ``self.dtype``, ``type_as``) or
     is a low precision: not float32."""
-    if _last(call.func) == "type_as":
+    if last_name(call.func) == "type_as":
         return True
     args = [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]
     for arg in args:
@@ -610,7 +602,7 @@ def _casts_to_follower(call: ast.Call) -> bool:
 def _casts_back(call: ast.Call) -> bool:
     """``x.to(x.dtype)``, ``x.astype(dtype)``, ``jnp.asarray(y, dtype)``: a cast or a
     conversion to a dtype that follows something."""
-    name = _last(call.func)
+    name = last_name(call.func)
     if name in _CAST_METHODS:
         return _casts_to_follower(call)
     if name in _CREATORS and (len(call.args) > 1 or call.keywords):

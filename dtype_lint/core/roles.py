@@ -49,7 +49,7 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Index
+from dtype_lint.core.shapes import Index, last_name
 
 if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
@@ -111,7 +111,7 @@ _TRAINING_CALLS = frozenset({"backward", "zero_grad", "fit", "grad", "value_and_
 # Calls that write a model or its state to a file.
 _SAVES = frozenset({"save", "save_pretrained", "save_model", "save_file", "save_checkpoint", "push_to_hub"})
 _TRAINING_FLAGS = frozenset({"training", "is_training", "is_train", "train_mode", "in_training"})
-_DEVICE_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_"})
+DEVICE_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_"})
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 
@@ -162,17 +162,9 @@ def _dotted(node: ast.AST) -> str | None:
 def _strip_moves(node: ast.AST) -> ast.AST:
     """`model.cuda().eval()`'s receiver `model.cuda()` is `model`."""
     while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-           and node.func.attr in _DEVICE_MOVES):
+           and node.func.attr in DEVICE_MOVES):
         node = node.func.value
     return node
-
-
-def _last_name(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return None
 
 
 def _is_false(node: ast.AST) -> bool:
@@ -181,7 +173,7 @@ def _is_false(node: ast.AST) -> bool:
 
 def _ast_trains(call: ast.Call) -> bool:
     """A call that trains: backward(), an optimizer step, .train(), fit(), train(...)."""
-    name = _last_name(call.func)
+    name = last_name(call.func)
     if name is None:
         return False
     if name in _TRAINING_CALLS:
@@ -191,7 +183,7 @@ def _ast_trains(call: ast.Call) -> bool:
             return not (call.args and _is_false(call.args[0]))
         return bool(call.args)
     if name == "step" and isinstance(call.func, ast.Attribute):
-        owner = _last_name(call.func.value) or ""
+        owner = last_name(call.func.value) or ""
         return "optim" in owner.lower() or "scaler" in owner.lower()
     return name.startswith("train_") and not (words_of(name) & {"data", "dataset", "loader", "dataloader",
                                                                "split", "test", "args", "config", "sampler"})
@@ -200,7 +192,7 @@ def _ast_trains(call: ast.Call) -> bool:
 def _ast_evaluates(call: ast.Call, options: Options) -> bool:
     """A call that puts its receiver in inference mode: eval(), train(False),
     requires_grad_(False), prepare_for_inference...()"""
-    name = _last_name(call.func)
+    name = last_name(call.func)
     if not isinstance(call.func, ast.Attribute) or name is None:
         return False
     if name == "eval" and not call.args:
@@ -240,7 +232,7 @@ def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") ->
     for node in index(ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS:
-            last = _last_name(_strip_moves(func.value))
+            last = last_name(_strip_moves(func.value))
             if last is not None:
                 tensor_keys.add(key_of(last))
         training = _ast_trains(node)
@@ -263,7 +255,7 @@ def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") ->
                     owner.trained.add(receiver)
     for node in index(ast.Attribute):
         if node.attr in TENSOR_ATTRIBUTES:
-            last = _last_name(node.value)
+            last = last_name(node.value)
             if last is not None:
                 tensor_keys.add(key_of(last))
     script = any(_main_guard(node.test) for node in index(ast.If))
@@ -281,7 +273,7 @@ def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") ->
 
 def _no_grad_decorator(node: ast.AST) -> bool:
     target = node.func if isinstance(node, ast.Call) else node
-    last = (_last_name(target) or "").lower()
+    last = (last_name(target) or "").lower()
     return "no_grad" in last or "inference_mode" in last
 
 
@@ -387,7 +379,7 @@ def _cst_dotted(node: cst.CSTNode) -> str | None:
 
 def _cst_strip_moves(node: cst.CSTNode) -> cst.CSTNode:
     while (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-           and node.func.attr.value in _DEVICE_MOVES):
+           and node.func.attr.value in DEVICE_MOVES):
         node = node.func.value
     return node
 
@@ -454,7 +446,7 @@ class Roles:
                 return f"{qualified} comes from a package of models"
             if factory_name(name) and name not in ("deepcopy",):
                 return f"{name}() returns a model"
-            if isinstance(expr.func, cst.Attribute) and name in _DEVICE_MOVES:
+            if isinstance(expr.func, cst.Attribute) and name in DEVICE_MOVES:
                 return self.module_reason(expr.func.value, depth + 1)
             return None
         if isinstance(expr, cst.Name):

@@ -127,6 +127,15 @@ def walk(root: ast.AST, parents: dict[int, ast.AST] | None = None) -> list[ast.A
     return out
 
 
+def last_name(node: ast.AST) -> str | None:
+    """The last part of a dotted name (``f`` of ``a.b.f``, ``f`` of ``f``), else None."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return None
+
+
 class Index:
     """The nodes of some statements by type, from one walk."""
 

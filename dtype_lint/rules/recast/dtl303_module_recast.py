@@ -6,7 +6,7 @@ import ast
 from typing import Callable
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.roles import _DEVICE_MOVES, factory_name, key_of, models_path, roles
+from dtype_lint.core.roles import DEVICE_MOVES, factory_name, key_of, models_path, roles
 from dtype_lint.core.shapes import Index, Names, Prefilter, _module_type, _named_module, cast_call, literals, words
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -265,7 +265,7 @@ def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
             return True
         if name in ("deepcopy", "copy") and expr.args:
             return _may_be_module(expr.args[0], names, depth + 1)
-        return isinstance(func, ast.Attribute) and name in _DEVICE_MOVES and _may_be_module(
+        return isinstance(func, ast.Attribute) and name in DEVICE_MOVES and _may_be_module(
             func.value, names, depth + 1)
     if isinstance(expr, ast.Name):
         if expr.id == "self" or _named_module(expr.id, names) or key_of(expr.id) in names.module_keys:
