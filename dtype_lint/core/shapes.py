@@ -268,34 +268,39 @@ def may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
     if depth > 6:
         return True  # a chain of bindings too long to follow: keep the unit
     if isinstance(expr, ast.Call):
-        return _module_type(expr.func, names)
+        return module_type(expr.func, names)
     if isinstance(expr, ast.Name):
-        if expr.id == "self" or _named_module(expr.id, names):
+        if expr.id == "self" or named_module(expr.id, names):
             return True
         return any(
-            (isinstance(value, (ast.Name, ast.Attribute)) and _module_type(value, names))
+            (isinstance(value, (ast.Name, ast.Attribute)) and module_type(value, names))
             or may_be_module(value, names, depth + 1)
             for value in names.bindings.get(expr.id, ())
         )
     return (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"
-            and _named_module(expr.attr, names))
+            and named_module(expr.attr, names))
 
 
-def _named_module(name: str, names: Names) -> bool:
+def named_module(name: str, names: Names) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in names.module_names)
 
 
-def _module_type(expr: ast.AST, names: Names) -> bool:
-    """Whether a dotted name may resolve to a torch module class (rules.patterns._module_type)."""
+def qualified_names(expr: ast.AST, names: Names) -> list[str]:
+    """The names a dotted expression may stand for: its head written out through each
+    import it may come from (``nn.Linear`` -> ``torch.nn.Linear``), and as written."""
     parts: list[str] = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)
         expr = expr.value
     if not isinstance(expr, ast.Name):
-        return False
+        return []
     rest = ".".join(reversed(parts))
-    for head in names.aliases.get(expr.id, set()) | {expr.id}:
-        qualified = f"{head}.{rest}" if rest else head
+    return [f"{head}.{rest}" if rest else head for head in names.aliases.get(expr.id, set()) | {expr.id}]
+
+
+def module_type(expr: ast.AST, names: Names) -> bool:
+    """Whether a dotted name may resolve to a torch module class (rules.patterns._module_type)."""
+    for qualified in qualified_names(expr, names):
         last = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torch.nn.") and last[:1].isupper() and not last.startswith("Parameter"):
             return True

@@ -7,7 +7,8 @@ from typing import Callable
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.roles import DEVICE_MOVES, factory_name, key_of, models_path, roles
-from dtype_lint.core.shapes import Index, Names, Prefilter, _module_type, _named_module, cast_call, literals, words
+from dtype_lint.core.shapes import (Index, Names, Prefilter, cast_call, literals, module_type, named_module,
+                                     qualified_names, words)
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -261,37 +262,29 @@ def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
     if isinstance(expr, ast.Call):
         func = expr.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if _module_type(func, names) or factory_name(name) or _from_models(func, names):
+        if module_type(func, names) or factory_name(name) or _from_models(func, names):
             return True
         if name in ("deepcopy", "copy") and expr.args:
             return _may_be_module(expr.args[0], names, depth + 1)
         return isinstance(func, ast.Attribute) and name in DEVICE_MOVES and _may_be_module(
             func.value, names, depth + 1)
     if isinstance(expr, ast.Name):
-        if expr.id == "self" or _named_module(expr.id, names) or key_of(expr.id) in names.module_keys:
+        if expr.id == "self" or named_module(expr.id, names) or key_of(expr.id) in names.module_keys:
             return True
         return any(
-            (isinstance(value, (ast.Name, ast.Attribute)) and _module_type(value, names))
+            (isinstance(value, (ast.Name, ast.Attribute)) and module_type(value, names))
             or _may_be_module(value, names, depth + 1)
             for value in names.bindings.get(expr.id, ())
         )
     if isinstance(expr, ast.Attribute):
         return key_of(expr.attr) in names.module_keys or (
-            isinstance(expr.value, ast.Name) and expr.value.id == "self" and _named_module(expr.attr, names))
+            isinstance(expr.value, ast.Name) and expr.value.id == "self" and named_module(expr.attr, names))
     return False
 
 
 def _from_models(func: ast.AST, names: Names) -> bool:
     """Whether a callee may resolve to one from a package of models (core.roles.models_path)."""
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name):
-        return False
-    rest = ".".join(reversed(parts))
-    return any(models_path(f"{head}.{rest}" if rest else head)
-               for head in names.aliases.get(func.id, set()) | {func.id})
+    return any(models_path(qualified) for qualified in qualified_names(func, names))
 
 
 def _parameter(func: ast.AST, names: Names) -> bool:
