@@ -22,9 +22,22 @@ on itself (``self.up = lambda x: upsample(x)``, run when forward calls ``self.up
 A call whose result the caller casts back (``helper(x).to(x.dtype)``, or a name it is
 assigned to and cast later) does not put its callee on the path.
 
+**Quantised code** is a function, or a method of a class, that works with low-bit
+storage (``uint8``/``int8``/``int4``/``float8_*``/``float4_*`` dtypes, or calls that
+quantise or dequantise): its float32 is the format's (scales, biases and lookup tables
+the low-bit kernels take in float32, values dequantised for them), not a compute dtype
+a policy could set.
+
 **Dtype roles** (for the float32-default rule): a ``dtype`` parameter or field is benign by meaning when
 
-* the function has an initializer's signature (``(key, shape, dtype=...)``);
+* the function has an initializer's signature (``(key, shape, dtype=...)``), or is an
+  array creator other than a constructor (a ``shape`` parameter right before the dtype:
+  ``init(shape, dtype)``, ``get_state(name, shape, dtype, init)``); a class whose
+  ``shape`` field comes right before the dtype field describes an array, as
+  ``jax.ShapeDtypeStruct`` does;
+* the function builds a mask (its name says ``mask``, as value names do below): the
+  dtype is the mask's, and a mask only selects;
+* the function is quantised code (above);
 * every use of it is the dtype of parameter or state creation (``self.param``,
   ``self.variable``, ``hk.get_parameter``, ``hk.get_state``, ``add_weight``, an
   initializer such as ``kernel_init(key, shape, dtype)``): the ``param_dtype`` role;
@@ -49,6 +62,7 @@ import warnings
 from typing import Iterable, Iterator
 
 from dtype_lint.core.shapes import last_name, walk
+from dtype_lint.frameworks.bases import LOSS_CLASSES
 
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
 
@@ -72,7 +86,12 @@ _NOT_FLOAT_WORDS = ("mask", "idx", "index", "indices", "ids", "bool", "onehot", 
 _CAST_METHODS = frozenset({"to", "astype", "type", "type_as"})
 _INIT_METHODS = frozenset({"__init__", "setup", "build", "init_weights", "init_weights_and_state", "reset_parameters",
                            "_init_weights", "__post_init__"})
+
 _KEY_WORDS = ("key", "rng", "seed")
+# Low-bit storage dtypes and the calls that quantise: code using them is quantised code.
+_QUANTISED_DTYPES = frozenset({"uint8", "int8", "int4", "uint4", "qint8", "quint8", "quint4x2"})
+_QUANTISED_PREFIXES = ("float8", "float4")
+_QUANTISE_WORDS = ("quantiz", "quantis")
 # Array constructors: a dtype given to them is the new array's.
 _CREATORS = frozenset({"array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "tensor",
                        "as_tensor", "normal", "uniform", "randn", "rand", "zeros_like", "ones_like", "full_like",
@@ -111,6 +130,7 @@ class LayerFacts:
         self._parents: dict[int, ast.AST] = {}
         self._benign_params: dict[tuple[Key, str], bool] = {}
         self._benign_fields: dict[tuple[str, str], bool] = {}
+        self._quantised: dict[Key, bool] = {}
         if tree is None:
             return
         self._collect(tree)
@@ -118,6 +138,10 @@ class LayerFacts:
         self._find_forward_path()
 
     # -- queries ---------------------------------------------------------------------
+
+    def imports_any(self, packages: frozenset[str]) -> bool:
+        """Whether the file imports (anywhere) from one of the top-level ``packages``."""
+        return any(q.split(".", 1)[0] in packages for q in self.aliases.values())
 
     def is_layer(self, cls: str | None) -> bool:
         return cls is not None and cls in self.layers
@@ -138,6 +162,13 @@ class LayerFacts:
         info = self.classes.get(cls) if cls else None
         return info is not None and self._method(info, name) is not None
 
+    def callee_casts_back(self, cls: str | None, name: str) -> bool:
+        """Whether ``self.<name>`` (a method of ``cls``, when given) or the module-level
+        function ``name`` casts back to a dtype that follows its inputs."""
+        info = self.classes.get(cls) if cls else None
+        target = self._method(info, name) if info is not None else None if cls else self.top_functions.get(name)
+        return target is not None and any(isinstance(n, ast.Call) and _casts_back(n) for n in walk(target.node))
+
     def on_forward_path(self, key: Key) -> bool:
         """A layer's forward, or a function of this file that one calls (not cast back)."""
         return key in self.forward_path
@@ -149,7 +180,20 @@ class LayerFacts:
         function = self.functions.get(key)
         return function is not None and name in function.params and (
             self._benign_meaning(key, name) or self._init_table(function, name)
-            or self._callers_decide(function, name))
+            or self._callers_decide(function, name) or self.quantised(key))
+
+    def quantised(self, key: Key) -> bool:
+        """Whether the function ``key`` (or the class it is a method of) is quantised
+        code: it uses a low-bit storage dtype or calls something that quantises."""
+        memo = self._quantised.get(key)
+        if memo is None:
+            function = self.functions.get(key)
+            owner = self.classes.get(key[0]) if key[0] else None
+            nodes = [owner.node] if owner is not None else [function.node] if function is not None else []
+            names = [*(n.name for n in nodes), *(key[1] if key else ())]
+            memo = self._quantised[key] = any(_quantise_word(n) for n in names) or any(
+                _quantised_node(node) for root in nodes for node in walk(root))
+        return memo
 
     def _benign_meaning(self, key: Key, name: str) -> bool:
         """An initializer's dtype, or one whose every use is benign (passing it on to a
@@ -159,7 +203,8 @@ class LayerFacts:
             self._benign_params[memo] = True  # a cycle through itself adds no hazard
             function = self.functions.get(key)
             self._benign_params[memo] = function is not None and name in function.params and (
-                _initializer_signature(function) or self._benign_uses(function, name))
+                _initializer_signature(function, name) or _mask_builder(function)
+                or self._benign_uses(function, name))
         return self._benign_params[memo]
 
     def benign_field(self, cls: str, name: str) -> bool:
@@ -167,6 +212,8 @@ class LayerFacts:
         never read by the class, its in-file bases or subclasses, or read only in the
         roles above."""
         memo = (cls, name)
+        if memo not in self._benign_fields and cls in self.classes and _describes_array(self.classes[cls].node, name):
+            self._benign_fields[memo] = True
         if memo not in self._benign_fields:
             self._benign_fields[memo] = True
             reads = list(self._attribute_reads(cls, name)) if cls in self.classes else None
@@ -349,10 +396,14 @@ class LayerFacts:
         """The call's value is cast back: ``f(x).to(x.dtype)``, or a name it is assigned to
         is cast to a dtype that is not float32 later in the caller."""
         parent = self._parents.get(id(call))
-        if isinstance(parent, ast.Attribute) and parent.attr in _CAST_METHODS:
+        # Through method calls on the result (`f(x).flip(-1).unsqueeze(2)`) to a cast or a name.
+        while isinstance(parent, ast.Attribute):
             grand = self._parents.get(id(parent))
-            if isinstance(grand, ast.Call) and _casts_to_follower(grand):
+            if not (isinstance(grand, ast.Call) and grand.func is parent):
+                break
+            if parent.attr in _CAST_METHODS and _casts_to_follower(grand):
                 return True
+            parent = self._parents.get(id(grand))
         if isinstance(parent, ast.Assign):
             names = {n.id for t in parent.targets for n in walk(t) if isinstance(n, ast.Name)}
             return bool(names & casts)
@@ -364,15 +415,12 @@ class LayerFacts:
 
     def _casting_callee(self, call: ast.Call) -> bool:
         func = call.func
-        target = None
         if isinstance(func, ast.Name):
-            target = self.top_functions.get(func.id)
-        elif isinstance(func, ast.Attribute) and _is_self(func.value):
-            for cls in self.classes.values():
-                if func.attr in cls.methods:
-                    target = cls.methods[func.attr]
-                    break
-        return target is not None and any(isinstance(n, ast.Call) and _casts_back(n) for n in walk(target.node))
+            return self.callee_casts_back(None, func.id)
+        if isinstance(func, ast.Attribute) and _is_self(func.value):
+            owner = next((cls.name for cls in self.classes.values() if func.attr in cls.methods), None)
+            return owner is not None and self.callee_casts_back(owner, func.attr)
+        return False
 
     # -- dtype roles -----------------------------------------------------------------
 
@@ -494,8 +542,9 @@ class LayerFacts:
         return family
 
     def _callers_decide(self, function: _Function, name: str) -> bool:
-        """A method whose every call in its class (``self.<method>(...)``) passes the dtype
-        or casts the result back where it is applied: its default is never what decides."""
+        """A method whose every call in its class (``self.<method>(...)``) passes the dtype,
+        casts the result back where it is applied, or runs at init time (an init method, a
+        ``register_buffer``): its default is never what decides."""
         if function.cls is None:
             return False
         method = function.key[1][0]
@@ -506,6 +555,7 @@ class LayerFacts:
             if caller.key[0] not in self._family(function.cls):
                 continue
             casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
+            at_init = _at_init(caller.key[1][0])
             for node in walk(caller.node):
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and node.func.attr == method and _is_self(node.func.value)):
@@ -513,7 +563,8 @@ class LayerFacts:
                 calls += 1
                 passes = any(k.arg == name for k in node.keywords) or (
                     0 <= position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args))
-                if not (passes or self._cast_back_at(node, casts)):
+                # A table made at init or into a buffer follows the module's later casts.
+                if not (passes or at_init or self._in_buffer(node) or self._cast_back_at(node, casts)):
                     return False
         return calls > 0
 
@@ -533,7 +584,7 @@ class LayerFacts:
         position = function.params.index(name)
         at_init = False
         for caller, call in calls:
-            if caller.key[1][0] in _INIT_METHODS or self._in_buffer(call):
+            if _at_init(caller.key[1][0]) or self._in_buffer(call):
                 at_init = True
                 continue
             value = next((k.value for k in call.keywords if k.arg == name), None)
@@ -558,6 +609,13 @@ class LayerFacts:
 
 
 # -- helpers -------------------------------------------------------------------------
+
+def _at_init(name: str) -> bool:
+    """A method that runs at init time: a known one, or one named for (re)initialising
+    (``_init_buffers``, ``reset_cache``)."""
+    lower = name.lower()
+    return name in _INIT_METHODS or lower.lstrip("_").startswith(("init", "reset"))
+
 
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
@@ -611,19 +669,62 @@ def _casts_back(call: ast.Call) -> bool:
 
 
 def _cast_receivers(function: ast.AST) -> set[str]:
-    """Names the function casts back somewhere (``v.to(x.dtype)``, ``v.astype(dtype)``)."""
+    """Names the function casts back somewhere: in the receiver of a cast to a dtype that
+    follows something (``v.to(x.dtype)``, ``(x + v).to(x.dtype)``,
+    ``grid_sample(t, v).to(x.dtype)``): what they hold ends in a value cast back."""
     out: set[str] = set()
     for node in walk(function):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CAST_METHODS
-                and isinstance(node.func.value, ast.Name) and _casts_to_follower(node)):
-            out.add(node.func.value.id)
+                and _casts_to_follower(node)):
+            out.update(n.id for n in walk(node.func.value) if isinstance(n, ast.Name))
     return out
 
 
-def _initializer_signature(function: _Function) -> bool:
-    """``(key, shape, dtype=...)``: a JAX initializer, whose dtype is the parameter's."""
+def _initializer_signature(function: _Function, name: str) -> bool:
+    """``(key, shape, dtype=...)``: a JAX initializer, whose dtype is the parameter's; or
+    an array creator, ``shape`` right before the dtype (``init(shape, dtype)``), other
+    than a constructor (a layer's ``__init__(..., shape, dtype)`` configures what it
+    computes)."""
     params = [p for p in function.params if p != "self"]
-    return (len(params) >= 3 and any(w in params[0].lower() for w in _KEY_WORDS) and "shape" in params[1].lower())
+    if len(params) >= 3 and any(w in params[0].lower() for w in _KEY_WORDS) and "shape" in params[1].lower():
+        return True
+    at = params.index(name) if name in params else -1
+    return at > 0 and params[at - 1] == "shape" and function.key[1][-1] != "__init__"
+
+
+def _mask_builder(function: _Function) -> bool:
+    """A function named as building a mask (``make_causal_mask``, ``eager_mask``), not
+    one applying one (``apply_mask``): its dtype is the mask's."""
+    name = function.key[1][-1].lower()
+    return "mask" in name and not name.lstrip("_").startswith("apply")
+
+
+def _describes_array(cls: ast.ClassDef, name: str) -> bool:
+    """The class's ``shape`` field comes right before field ``name``: it describes an
+    array (``jax.ShapeDtypeStruct``-like), whose dtype is not a computation's."""
+    fields = [n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+    at = fields.index(name) if name in fields else -1
+    return at > 0 and fields[at - 1] == "shape"
+
+
+def _quantise_word(name: str) -> bool:
+    lower = name.lower()
+    return any(word in lower for word in _QUANTISE_WORDS)
+
+
+def _quantised_node(node: ast.AST) -> bool:
+    """A low-bit dtype (``torch.uint8``, ``jnp.int8``, ``"float8_e4m3fn"``) or a call that
+    quantises or dequantises."""
+    if isinstance(node, ast.Attribute):
+        word = node.attr
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 24:
+        word = node.value
+    elif isinstance(node, ast.Call):
+        callee = last_name(node.func)
+        return callee is not None and _quantise_word(callee)
+    else:
+        return False
+    return word in _QUANTISED_DTYPES or word.startswith(_QUANTISED_PREFIXES)
 
 
 def _positional_param(target: _Function, call: ast.Call, use: ast.AST) -> str | None:
@@ -644,8 +745,6 @@ _MEMO: collections.OrderedDict[tuple, LayerFacts] = collections.OrderedDict()
 def facts(text: str, options, tree: ast.Module | None = None) -> LayerFacts:
     """The layer facts of a whole source text, computed once per text and options;
     ``tree`` is the text's ``ast`` where the caller has it (else it is parsed here)."""
-    from dtype_lint.rules.patterns import LOSS_CLASSES
-
     compute = frozenset(options.compute_dtype_names) - frozenset(options.param_dtype_names)
     key = (text, compute, tuple(LOSS_CLASSES) + tuple(options.entry_point_classes))
     found = _MEMO.get(key)

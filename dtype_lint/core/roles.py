@@ -501,17 +501,9 @@ class Roles:
         from dtype_lint.rules.patterns import in_cast_helper
 
         ctx = self.ctx
-        if self._test is None:
-            self._test = is_test(getattr(ctx, "source", None) or ctx.module.code, getattr(ctx, "path", "") or "")
-        if self._test:
+        if self.test_code():
             return "test code"
-        for scope in ctx.scopes:
-            if isinstance(scope.node, cst.FunctionDef) and scope.name.startswith("test"):
-                return "test code"
         for info in ctx.classes:
-            if info.name.startswith("Test") or info.name.endswith(("Test", "TestCase")) or any(
-                    b.endswith("TestCase") for b in info.bases):
-                return "test code"
             if any(words_of(n.rsplit(".", 1)[-1]) & _CASTING_CLASS_WORDS for n in (info.name, *info.bases)):
                 return "a class whose job is casting"
         if in_cast_helper(ctx) or any(
@@ -519,6 +511,17 @@ class Roles:
                 for s in ctx.scopes):
             return "the body of a casting helper"
         return None
+
+    def test_code(self) -> bool:
+        """Whether code here is test code: a test file, a ``test*`` function or a test
+        class."""
+        ctx = self.ctx
+        if self._test is None:
+            self._test = is_test(getattr(ctx, "source", None) or ctx.module.code, getattr(ctx, "path", "") or "")
+        return self._test or any(
+            isinstance(scope.node, cst.FunctionDef) and scope.name.startswith("test") for scope in ctx.scopes) or any(
+            info.name.startswith("Test") or info.name.endswith(("Test", "TestCase"))
+            or any(b.endswith("TestCase") for b in info.bases) for info in ctx.classes)
 
     def function_facts(self, fn: cst.FunctionDef) -> FunctionFacts:
         facts = self._functions.get(id(fn))

@@ -1,5 +1,6 @@
 """Qualified names of the base classes that make a class a torch module, a Flax module
-or a dataset (no LibCST here: the prefilter uses them too)."""
+or a dataset, and the names of loss classes (no LibCST here: the prefilter uses them
+too)."""
 
 TORCH_MODULE_BASES = frozenset(
     {
@@ -12,6 +13,8 @@ TORCH_MODULE_BASES = frozenset(
         "pytorch_lightning.core.LightningModule",
     }
 )
+# Classes that compute a loss (globs on the last name): float32 is deliberate there.
+LOSS_CLASSES = ("*Loss*", "*Criterion*")
 FLAX_MODULE_BASES = frozenset({"flax.linen.Module", "flax.linen.module.Module", "flax.nnx.Module"})
 DATASET_BASES = frozenset(
     {

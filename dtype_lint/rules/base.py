@@ -47,6 +47,8 @@ class Rule:
     doc: ClassVar[RuleDoc]
     message: ClassVar[str]
     fix: ClassVar[str | None] = None
+    # False: nothing is reported in test code (core.roles), whose dtypes are the test's.
+    reports_in_tests: ClassVar[bool] = True
     options_used: ClassVar[tuple[str, ...]] = ()
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
@@ -70,6 +72,11 @@ class Rule:
         message: str | None = None,
         replace: tuple[cst.CSTNode, cst.CSTNode] | None = None,
     ) -> None:
+        if not self.reports_in_tests:
+            from dtype_lint.core.roles import roles
+
+            if roles(self.ctx, self.options).test_code():
+                return
         self._reports.append(
             Report(
                 self.doc.code,

@@ -29,9 +29,10 @@ class Options:
         "matmul_dtype", "dtype_compute",
     )
     # F1: functions that are user-facing entry points, where a float32 default is the
-    # user's choice rather than a layer's.
+    # user's choice rather than a layer's (`from_*`: alternate constructors, such as
+    # `from_pretrained`, are how users build an object).
     entry_point_functions: tuple[str, ...] = (
-        "from_pretrained", "from_config", "from_flax", "from_pt", "main", "cli_main", "parse_args",
+        "from_*", "main", "cli_main", "parse_args",
     )
     # F1: classes whose constructor is a user-facing entry point (a model wrapper).
     entry_point_classes: tuple[str, ...] = ("*PreTrainedModel",)
@@ -41,7 +42,7 @@ class Options:
     data_side_names: tuple[str, ...] = (
         "*loader*", "*dataset*", "*collat*", "*converter*", "*iterator*", "*sampler*", "*random*",
         "*rng*", "*augment*", "*preprocess*", "*reader*", "*annotation*", "*processing*",
-        "*feature_extract*",
+        "*feature_extract*", "*loading*",
     )
     # F2: extra pickling sinks, "qualified.name:argument" (argument: a keyword or a
     # 0-based position).

@@ -6,6 +6,8 @@ import fnmatch
 from typing import TYPE_CHECKING
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.layers import key_of
+from dtype_lint.frameworks.bases import LOSS_CLASSES
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.dtypes import dtype_name
 from dtype_lint.rules.options import CAST_HELPER_PATTERNS, Options
@@ -14,9 +16,8 @@ if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
 
 # Names of values on the loss side, where float32 is deliberate (logits for the loss,
-# the loss, its labels and masks), and of classes that compute a loss.
+# the loss, its labels and masks).
 LOSS_SIDE_WORDS = ("logit", "loss", "label")
-LOSS_CLASSES = ("*Loss*", "*Criterion*")
 FORWARD_NAMES = frozenset({"forward", "__call__"})
 # Calls that create parameters, state or buffers: a dtype in their arguments is a storage
 # dtype (`self.variable("stats", "mean", lambda s: jnp.zeros(s, jnp.float32), shape)`).
@@ -182,6 +183,17 @@ def mentions_loss_side(node: cst.CSTNode, ctx: FileContext) -> bool:
     return any(word in text for word in LOSS_SIDE_WORDS)
 
 
+# Frameworks whose arrays take NumPy dtypes as their compute dtype (`jnp.zeros(n, np.float32)`).
+NUMPY_DTYPE_FRAMEWORKS = frozenset({"jax", "flax", "trax", "haiku", "tensorflow", "objax", "equinox", "keras", "mlx"})
+
+
+def numpy_dtypes_on_host(ctx: FileContext, options: Options) -> bool:
+    """Whether a NumPy dtype in this file can only be a NumPy array's, which lives on the
+    host: the whole file imports no framework whose arrays take NumPy dtypes (torch's
+    tensors do not)."""
+    return not ctx.layers(options).imports_any(NUMPY_DTYPE_FRAMEWORKS)
+
+
 def matches_any(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
@@ -251,16 +263,21 @@ def node_parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
 
 def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dict[int, cst.CSTNode],
                        ctx: FileContext, options: Options) -> bool:
-    """Whether the float32 value the pin makes is deliberate by where it flows within the
+    """Whether the float32 value the pin makes is deliberate: the function is quantised
+    code (``core.layers``), or by where the value flows within the
     function (directly, or through the names it is assigned to): into a sin/cos/exp
-    table, into integers (``.long()``, ``bucketize``: coordinates made into indices), or
-    into logits (a name saying so: a router's or a loss's), and not applied to a
-    sub-layer (``self.proj(table)``) there. Such a value is handed on, to be cast where
+    table, into integers (``.long()``, ``bucketize``: coordinates made into indices),
+    into a function of this file that casts its result back, or into logits (a name
+    saying so: a router's or a loss's), and not applied to a sub-layer
+    (``self.proj(table)``) there. A function or class named for a rotary or frequency
+    table builds one. Such a value is handed on, to be cast where
     it is applied."""
     facts = ctx.layers(options)
     cls = ctx.classes[-1].name if ctx.classes else None
-    if any(word in function.name.value.lower() for word in TABLE_WORDS):
-        return True  # the function says it builds a rotary or frequency table
+    if any(word in name.lower() for name in (function.name.value, cls or "") for word in TABLE_WORDS):
+        return True  # the function or its class says it builds a rotary or frequency table
+    if facts.quantised(key_of(ctx)):
+        return True  # a low-bit format's scales, tables or dequantised values
     starts, seen, deliberate = [pin], set(), False
     for _ in range(8):
         names: set[str] = set()
@@ -274,8 +291,14 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
                     if name in _INTEGER_RESULTS:
                         deliberate = True
                         break  # integers from here on: nothing float32 flows further
-                    deliberate = deliberate or name in _TABLE_FUNCTIONS or (
-                        name is not None and any(word in name.lower() for word in TABLE_WORDS))
+                    table = name is not None and any(word in name.lower() for word in TABLE_WORDS)
+                    deliberate = deliberate or name in _TABLE_FUNCTIONS or table
+                    if table:
+                        node, child = parents.get(id(node)), node
+                        continue  # a table builder (`self.rope(..., dtype=float32)`), not a layer applied
+                    if child is not func and name is not None and facts.callee_casts_back(
+                            cls if isinstance(func, cst.Attribute) else None, name):
+                        return True  # handed to a function of this file that casts back
                     if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                             and func.value.value == "self" and child is not func and facts.is_sublayer(cls, name)):
                         return False  # applied to a sub-layer here, in the layer's dtype

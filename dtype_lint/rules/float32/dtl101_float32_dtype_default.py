@@ -12,7 +12,7 @@ from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import is_float32
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import matches_any, module_kind
+from dtype_lint.rules.patterns import matches_any, module_kind, numpy_dtypes_on_host
 
 
 class Float32DtypeDefault(Rule):
@@ -37,7 +37,14 @@ class Float32DtypeDefault(Rule):
             parameter of another function of the file; a field that a layer whose forward
             is in view never reads; and a table builder the file calls at init time
             (`__init__`/`setup`, `register_buffer`), whose other callers pass their own
-            dtype on (their default is the one that matters). A class recognised as a
+            dtype on (their default is the one that matters). Nor are an array creator's
+            dtype (`shape` right before it: `init(shape, dtype)`, `get_state(name, shape,
+            dtype, init)`, a descriptor class with `shape` and `dtype` fields), a mask
+            builder's (a function named for a mask, such as `make_causal_mask`), quantised
+            code's (a function or class using `uint8`/`int8`/`float8_*` storage or calls
+            that quantise: its float32 is the low-bit format's), a NumPy default in a file
+            that imports no framework taking NumPy dtypes (torch code: the function makes
+            host-side arrays), or anything in test code. A class recognised as a
             layer by its structure is not data-side code, whatever its name.
             """,
         why_bad="""
@@ -82,8 +89,9 @@ class Float32DtypeDefault(Rule):
             guess: the constructor of a plain class (no base class), a function that takes
             a model, and names in the options above; a layer helper written as a plain
             class is missed, and a data-side function named otherwise is reported. NumPy
-            data helpers (`def spectrogram(wave, dtype=np.float32)`) are reported unless
-            their names say they are on the data side. Roles are followed within one
+            data helpers (`def spectrogram(wave, dtype=np.float32)`) in JAX or TensorFlow
+            code are reported unless their names say they are on the data side. A mask
+            builder is known by its name only. Roles are followed within one
             file: a dtype passed to a function of another module, or a field read by a
             subclass elsewhere, counts as a computation dtype (or, when the class never
             reads it, as unread). Int-to-float sources are recognised by the expression
@@ -95,6 +103,7 @@ class Float32DtypeDefault(Rule):
         "'{name}' defaults to float32: bf16/fp16 inputs are silently upcast. "
         "Default to None and follow the inputs' dtype or a policy"
     )
+    reports_in_tests = False  # a test's float32 is the test's choice
     fix = "unsafe"
     options_used = ("param-dtype-names", "compute-dtype-names", "entry-point-functions", "entry-point-classes",
                     "data-side-names", "module-names")
@@ -123,6 +132,10 @@ class Float32DtypeDefault(Rule):
         "def build_eval_loader(path, dtype=np.float32): ...",
         "def optimize(model, dtype=torch.float32): ...",
         "class Opt:\n    def __init__(self, momentum_dtype=jnp.float32): ...",
+        "def get_state(name, shape, dtype=jnp.float32, init=None): ...",
+        "def make_causal_mask(n, dtype=torch.float32): ...",
+        "import numpy as np\nimport torch\ndef rescale(image, scale, dtype=np.float32): ...",
+        "def dequantize(blocks, dtype=torch.float32):\n    return blocks.view(torch.uint8).to(dtype)",
     )
     invalid = (
         Invalid("def f(x, dtype=torch.float32): ...", "def f(x, dtype=None): ..."),
@@ -135,6 +148,8 @@ class Float32DtypeDefault(Rule):
                 "def make_kernel(size, *, device=None, dtype=None): ..."),
         Invalid("class Block(nn.Module):\n    def __init__(self, dtype=torch.float32): ...",
                 "class Block(nn.Module):\n    def __init__(self, dtype=None): ..."),
+        Invalid("import jax.numpy as jnp\nimport numpy as np\ndef attend(q, k, dtype=np.float32): ...",
+                "import jax.numpy as jnp\nimport numpy as np\ndef attend(q, k, dtype=None): ..."),
     )
 
     def visit_Param(self, node: cst.Param) -> None:
@@ -144,8 +159,15 @@ class Float32DtypeDefault(Rule):
         if function is not None and self._is_entry_point(function):
             return
         if is_float32(node.default, self.ctx) and not (
-                function is not None and self.ctx.layers(self.options).benign_param(key_of(self.ctx), node.name.value)):
+                function is not None and self.ctx.layers(self.options).benign_param(key_of(self.ctx), node.name.value)
+        ) and not self._host_data(node.default):
             self._flag(node.name.value, node.default)
+
+    def _host_data(self, default: cst.BaseExpression) -> bool:
+        """A NumPy dtype where no framework takes one as a compute dtype (torch code): the
+        function makes NumPy arrays, host-side data."""
+        qualified = self.ctx.resolve(default) or ""
+        return qualified.startswith("numpy.") and numpy_dtypes_on_host(self.ctx, self.options)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, cst.Name):

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, text_of
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -53,7 +54,9 @@ class Float32Fallback(Rule):
             dtype (`args.target_params_dtype == "fp16"`) chooses parameter storage. A `.get`/`getattr` whose key is a
             storage dtype (`param-dtype-names`, such as `"momentum_dtype"`) is an option's
             default, not a fallback; nothing in a data-side class or module (`data-side-names`:
-            loaders, pre-processing) is reported;
+            loaders, pre-processing), an entry point (`entry-point-functions`, such as
+            `from_pretrained`: the fallback is the user's default), quantised code (see
+            DTL101) or test code is reported;
             nor is `x or float32` where `x` names a storage or
             communication dtype (`mixed_precision.reduce_dtype or torch.float32`).
             """,
@@ -62,15 +65,24 @@ class Float32Fallback(Rule):
         "unrecognised precision values fall back to float32 and train in float32 silently; "
         "validate the value and raise on unknown ones"
     )
-    options_used = ("param-dtype-names", "data-side-names")
+    reports_in_tests = False  # a test's float32 is the test's choice
+    options_used = ("param-dtype-names", "data-side-names", "entry-point-functions")
 
     def report(self, node, message=None, replace=None) -> None:
         # In a data-side class or module (loaders, pre-processing), float32 is the data's
         # dtype. (A function's name alone does not say so: `loader_dtype` picks a dtype.)
         cls = self.ctx.current_class
         names = (cls.name if cls else "", self.ctx.module_stem)
-        if not any(matches_any(name.lower(), self.options.data_side_names) for name in names):
-            super().report(node, message, replace)
+        if any(matches_any(name.lower(), self.options.data_side_names) for name in names):
+            return
+        # An entry point's fallback is the user's default, as its parameters' defaults
+        # are (DTL101); quantised code's float32 is its low-bit format's.
+        function = self.ctx.function
+        if function is not None and matches_any(function.name, self.options.entry_point_functions):
+            return
+        if self.ctx.layers(self.options).quantised(key_of(self.ctx)):
+            return
+        super().report(node, message, replace)
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
         return Prefilter(lambda t, lc, u: f32(t) and (u is None or _fallback(u.index, u.lines)),

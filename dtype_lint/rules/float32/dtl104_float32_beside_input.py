@@ -78,6 +78,7 @@ class Float32BesideInput(Rule):
             by name only (`ids`, `index`, `mask`, `labels`, `lens`).
             """,
     )
+    reports_in_tests = False  # a test's float32 is the test's choice
     options_used = ("data-side-names",)
     message = (
         "float32 pinned beside an input tensor ({how}): a bf16/fp16 input comes back as "
@@ -139,6 +140,8 @@ class Float32BesideInput(Rule):
             return
         _, params, pins, casts_back = self._stack[-1]
         name = method_name(node)
+        if name == "view":
+            return  # `w.view(torch.float32)` reinterprets bits: no value changes precision
         dtype = argument(node, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node, None, "dtype")
         if dtype is None:
             return
