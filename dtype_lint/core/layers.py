@@ -682,14 +682,18 @@ def _cast_receivers(function: ast.AST) -> set[str]:
 
 def _initializer_signature(function: _Function, name: str) -> bool:
     """``(key, shape, dtype=...)``: a JAX initializer, whose dtype is the parameter's; or
-    an array creator, ``shape`` right before the dtype (``init(shape, dtype)``), other
-    than a constructor (a layer's ``__init__(..., shape, dtype)`` configures what it
-    computes)."""
+    an array creator, ``shape`` right before the dtype (``init(shape, dtype)``), or any
+    ``*shape`` in a method named for initialising (``init_cache(input_shape, dtype)``),
+    other than a constructor (a layer's ``__init__(..., shape, dtype)`` configures what
+    it computes)."""
     params = [p for p in function.params if p != "self"]
     if len(params) >= 3 and any(w in params[0].lower() for w in _KEY_WORDS) and "shape" in params[1].lower():
         return True
     at = params.index(name) if name in params else -1
-    return at > 0 and params[at - 1] == "shape" and function.key[1][-1] != "__init__"
+    before = params[at - 1] if at > 0 else ""
+    method = function.key[1][-1]
+    # `init_cache(input_shape, dtype)`: a method named for initialising makes state.
+    return method != "__init__" and (before == "shape" or (before.endswith("shape") and _at_init(method)))
 
 
 def _mask_builder(function: _Function) -> bool:

@@ -264,7 +264,9 @@ def node_parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
 def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dict[int, cst.CSTNode],
                        ctx: FileContext, options: Options) -> bool:
     """Whether the float32 value the pin makes is deliberate: the function is quantised
-    code (``core.layers``), or by where the value flows within the
+    code (``core.layers``), the value is stored as a parameter or buffer, the cast's
+    result is unused (``self.vae.to(torch.float32)``: only a module casts in place), or
+    by where the value flows within the
     function (directly, or through the names it is assigned to): into a sin/cos/exp
     table, into integers (``.long()``, ``bucketize``: coordinates made into indices),
     into a function of this file that casts its result back, or into logits (a name
@@ -278,6 +280,16 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
         return True  # the function or its class says it builds a rotary or frequency table
     if facts.quantised(key_of(ctx)):
         return True  # a low-bit format's scales, tables or dequantised values
+    node = parents.get(id(pin))
+    while node is not None and not isinstance(node, cst.BaseStatement):
+        if isinstance(node, cst.Call):
+            name = node.func.attr.value if isinstance(node.func, cst.Attribute) else (
+                node.func.value if isinstance(node.func, cst.Name) else None)
+            if name in STORAGE_CALLS:
+                return True  # a parameter's or buffer's storage dtype
+            if name in TYPE_CAST_METHODS and isinstance(parents.get(id(node)), cst.Expr):
+                return True  # result unused: an in-place cast, which only a module has
+        node = parents.get(id(node))
     starts, seen, deliberate = [pin], set(), False
     for _ in range(8):
         names: set[str] = set()

@@ -6,6 +6,7 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.roles import roles
 from dtype_lint.core.layers import facts as layer_facts
 from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
@@ -79,6 +80,20 @@ class Float32InForward(Rule):
             back may name the input's dtype through a variable (`kept = x.dtype` ...
             `.to(kept)`). Array constructors with a positional dtype
             (`jnp.asarray(w, jnp.float32)`) count.
+
+            Also not reported (facts shared with the other float32 rules): quantised code
+            (a function or class using `uint8`/`int8`/`float8_*` storage or calls that
+            quantise: scales, lookup tables and biases that low-bit kernels take in
+            float32), a bit reinterpretation (`w.view(dtype=torch.float32)`), a value
+            stored as a parameter or buffer, a cast whose receiver is a whole module
+            (`core.roles` says so, or the result is unused: `self.vae.to(torch.float32)`
+            casts in place, which only a module does; DTL303 judges module casts), code in a class named for a rotary or frequency table, a
+            float32 value handed to a function or method of the file that casts its
+            result back, or to a table builder (`self.rope(..., dtype=torch.float32)`),
+            and test code. A value counts as cast back when a name holding it appears
+            anywhere in the receiver of a cast back (`(x + table).to(x.dtype)`,
+            `grid_sample(t, grid).to(x.dtype)`), also past method calls on a helper's
+            result (`helper(c).flip(-1)`).
             """,
         why_bad="""
             Inside a layer, a pinned float32 makes every later operation float32: a
@@ -98,8 +113,11 @@ class Float32InForward(Rule):
         known_limits="""
             A float32 island is recognised by a cast in the same method whose dtype
             mentions `dtype` (`.to(x.dtype)`, `.astype(self.dtype)`, `type_as`) or names
-            float16/bfloat16: a cast back in a helper the method calls is not seen, and
-            one cast back anywhere in the method silences every pin in it. The loss side
+            float16/bfloat16, or by a helper of the file the value is handed to that
+            casts back (any cast back in it counts); one cast back anywhere in the method
+            silences every pin in it. Quantised code is known by low-bit dtypes and
+            `quantiz*` names in its function or class, so a quantised module in a file of
+            its own whose class shows neither is reported. The loss side
             is recognised by name (`logits`, `loss`, `labels`, classes named `*Loss*`);
             a loss computed in a model's forward under other names is reported. Other
             methods are DTL104's, which sees only pins tied to an input. The forward path
@@ -229,6 +247,8 @@ class Float32InForward(Rule):
             # arrays and exported values live on the host. Integers and booleans made
             # into floats override no input's dtype.
             receiver = node.func.value if name in TYPE_CAST_METHODS else None  # type: ignore[union-attr]
+            if receiver is not None and roles(self.ctx, self.options).module_reason(receiver):
+                return  # a whole module's cast (DTL303 judges those), not an activation's
             if not (mentions_loss_side(node, self.ctx) or is_numpy_call(node, self.ctx) or _torch_scalar(node, self.ctx)
                     or (receiver is not None and not_float_value(receiver, self.ctx))
                     or id(node) in self._exported or self._host_side(node, name, dtype)):
