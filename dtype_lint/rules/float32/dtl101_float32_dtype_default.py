@@ -74,11 +74,12 @@ class Float32DtypeDefault(Rule):
             - `param-dtype-names`: names that store parameters and are never reported.
             - `compute-dtype-names`: names that hold a computation dtype.
             - `entry-point-functions`, `entry-point-classes`: functions (such as
-              `from_pretrained`) and classes (whose constructor is the entry point) whose
-              defaults are a user's choice, not a layer's, and are not reported.
+              `from_*` alternate constructors like `from_pretrained`, or `main`) and
+              classes (whose constructor is the entry point) whose defaults are a user's
+              choice, not a layer's, and are not reported.
             - `data-side-names`: functions, classes and modules (by file name) on the
-              data side (loaders, collators, converters, samplers, augmentation,
-              annotations, pre- and post-processing), not reported.
+              data side (loaders and loading code, collators, converters, samplers,
+              augmentation, annotations, pre- and post-processing), not reported.
             - `module-names`: a function taking a model (`def optimize(model, dtype=...)`)
               applies a user's choice to it, and is not reported.
             """,
