@@ -22,9 +22,10 @@ on itself (``self.up = lambda x: upsample(x)``, run when forward calls ``self.up
 A call whose result the caller casts back (``helper(x).to(x.dtype)``, or a name it is
 assigned to and cast later) does not put its callee on the path.
 
-**Quantised code** is a function, or a method of a class, that works with low-bit
-storage (``uint8``/``int8``/``int4``/``float8_*``/``float4_*`` dtypes, or calls that
-quantise or dequantise): its float32 is the format's (scales, biases and lookup tables
+**Quantised code** is a function that works with low-bit storage (``uint8``/``int8``/
+``int4``/``float8_*``/``float4_*`` dtypes, or calls that quantise or dequantise), a
+method of a class that stores low-bit parameters or buffers, or one whose name or whose
+class's name says it quantises: its float32 is the format's (scales, biases and lookup tables
 the low-bit kernels take in float32, values dequantised for them), not a compute dtype
 a policy could set.
 
@@ -82,12 +83,15 @@ _NOT_FLOAT_CALLS = frozenset({"one_hot", "logical_and", "logical_or", "logical_n
                               "not_equal", "greater", "greater_equal", "less", "less_equal", "isin", "isnan",
                               "isinf", "isfinite", "eq", "ne", "gt", "ge", "lt", "le", "argmax", "argmin",
                               "argsort", "bool"})
-_NOT_FLOAT_WORDS = ("mask", "idx", "index", "indices", "ids", "bool", "onehot", "one_hot")
+# Words in a value's name that say it holds integers or booleans (indices, masks).
+NOT_FLOAT_WORDS = ("mask", "idx", "index", "indices", "ids", "bool", "onehot", "one_hot")
 _CAST_METHODS = frozenset({"to", "astype", "type", "type_as"})
 _INIT_METHODS = frozenset({"__init__", "setup", "build", "init_weights", "init_weights_and_state", "reset_parameters",
                            "_init_weights", "__post_init__"})
 
 _KEY_WORDS = ("key", "rng", "seed")
+# Verbs that start a builder's name (`make_causal_mask`).
+_BUILDER_VERBS = ("make", "build", "create", "prepare", "get", "gen", "compute", "init")
 # Low-bit storage dtypes and the calls that quantise: code using them is quantised code.
 _QUANTISED_DTYPES = frozenset({"uint8", "int8", "int4", "uint4", "qint8", "quint8", "quint4x2"})
 _QUANTISED_PREFIXES = ("float8", "float4")
@@ -183,16 +187,18 @@ class LayerFacts:
             or self._callers_decide(function, name) or self.quantised(key))
 
     def quantised(self, key: Key) -> bool:
-        """Whether the function ``key`` (or the class it is a method of) is quantised
-        code: it uses a low-bit storage dtype or calls something that quantises."""
+        """Whether the function ``key`` is quantised code: its name, or its class's, says
+        it quantises; its body uses a low-bit dtype or calls something that quantises; or
+        its class stores low-bit parameters or buffers (packed weights)."""
         memo = self._quantised.get(key)
         if memo is None:
             function = self.functions.get(key)
             owner = self.classes.get(key[0]) if key[0] else None
-            nodes = [owner.node] if owner is not None else [function.node] if function is not None else []
-            names = [*(n.name for n in nodes), *(key[1] if key else ())]
-            memo = self._quantised[key] = any(_quantise_word(n) for n in names) or any(
-                _quantised_node(node) for root in nodes for node in walk(root))
+            memo = any(_quantise_word(n) for n in (*key[1], owner.name if owner else "")) or (
+                function is not None and any(_quantised_node(n) for n in walk(function.node))) or (
+                owner is not None and any(_quantised_node(n, calls=False) for method in owner.methods.values()
+                                          for value in _stored_values(method.node) for n in walk(value)))
+            self._quantised[key] = memo
         return memo
 
     def _benign_meaning(self, key: Key, name: str) -> bool:
@@ -492,7 +498,7 @@ class LayerFacts:
         if isinstance(value, ast.Subscript):
             return self._not_float(value.value, at, depth + 1)
         if isinstance(value, ast.Name):
-            if any(word in value.id.lower() for word in _NOT_FLOAT_WORDS):
+            if any(word in value.id.lower() for word in NOT_FLOAT_WORDS):
                 return True
             return False
         return False
@@ -642,6 +648,15 @@ def _self_stores(function: ast.AST) -> Iterator[tuple[str, ast.AST]]:
                 yield node.target.attr, node.value
 
 
+def _stored_values(function: ast.AST) -> Iterator[ast.AST]:
+    """What the function stores on ``self``: assigned attributes and registered buffers
+    or parameters."""
+    yield from (value for _, value in _self_stores(function))
+    for node in walk(function):
+        if isinstance(node, ast.Call) and last_name(node.func) in ("register_buffer", "register_parameter"):
+            yield from node.args[1:]
+
+
 def _casts_to_follower(call: ast.Call) -> bool:
     """A cast whose dtype follows something (``x.dtype``, ``self.dtype``, ``type_as``) or
     is a low precision: not float32."""
@@ -697,10 +712,13 @@ def _initializer_signature(function: _Function, name: str) -> bool:
 
 
 def _mask_builder(function: _Function) -> bool:
-    """A function named as building a mask (``make_causal_mask``, ``eager_mask``), not
-    one applying one (``apply_mask``): its dtype is the mask's."""
-    name = function.key[1][-1].lower()
-    return "mask" in name and not name.lstrip("_").startswith("apply")
+    """A function named as building a mask: a name ending in ``mask``/``masks``
+    (``eager_mask``, ``combine_masks``) or a builder's verb with ``mask`` in it
+    (``make_attention_mask``, ``_prepare_cross_attention_mask_4d``), not one that
+    applies one (``masked_softmax``, ``apply_mask``): its dtype is the mask's."""
+    name = function.key[1][-1].lower().lstrip("_")
+    return "mask" in name and not name.startswith("apply") and (
+        name.endswith(("mask", "masks")) or name.startswith(_BUILDER_VERBS))
 
 
 def _describes_array(cls: ast.ClassDef, name: str) -> bool:
@@ -716,14 +734,14 @@ def _quantise_word(name: str) -> bool:
     return any(word in lower for word in _QUANTISE_WORDS)
 
 
-def _quantised_node(node: ast.AST) -> bool:
-    """A low-bit dtype (``torch.uint8``, ``jnp.int8``, ``"float8_e4m3fn"``) or a call that
-    quantises or dequantises."""
+def _quantised_node(node: ast.AST, calls: bool = True) -> bool:
+    """A low-bit dtype (``torch.uint8``, ``jnp.int8``, ``"float8_e4m3fn"``) or, with
+    ``calls``, a call that quantises or dequantises."""
     if isinstance(node, ast.Attribute):
         word = node.attr
     elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 24:
         word = node.value
-    elif isinstance(node, ast.Call):
+    elif isinstance(node, ast.Call) and calls:
         callee = last_name(node.func)
         return callee is not None and _quantise_word(callee)
     else:

@@ -38,11 +38,12 @@ class Options:
     entry_point_classes: tuple[str, ...] = ("*PreTrainedModel",)
     # F1: functions, classes and modules (file names) on the data side (loading,
     # collation, augmentation, sampling, annotations, pre- and post-processing of
-    # inputs), matched lower-cased: their float32 is the data's, not a layer's.
+    # inputs, and image/video/audio processors, which turn media into model inputs),
+    # matched lower-cased: their float32 is the data's, not a layer's.
     data_side_names: tuple[str, ...] = (
         "*loader*", "*dataset*", "*collat*", "*converter*", "*iterator*", "*sampler*", "*random*",
         "*rng*", "*augment*", "*preprocess*", "*reader*", "*annotation*", "*processing*",
-        "*feature_extract*", "*loading*",
+        "*feature_extract*", "*loading*", "*image*processor*", "*video*processor*", "*audio*processor*",
     )
     # F2: extra pickling sinks, "qualified.name:argument" (argument: a keyword or a
     # 0-based position).

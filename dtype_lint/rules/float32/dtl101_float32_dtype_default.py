@@ -79,7 +79,8 @@ class Float32DtypeDefault(Rule):
               choice, not a layer's, and are not reported.
             - `data-side-names`: functions, classes and modules (by file name) on the
               data side (loaders and loading code, collators, converters, samplers,
-              augmentation, annotations, pre- and post-processing), not reported.
+              augmentation, annotations, pre- and post-processing, image, video and
+              audio processors), not reported.
             - `module-names`: a function taking a model (`def optimize(model, dtype=...)`)
               applies a user's choice to it, and is not reported.
             """,

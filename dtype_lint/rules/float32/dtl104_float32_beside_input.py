@@ -6,7 +6,7 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.layers import key_of
+from dtype_lint.core.layers import NOT_FLOAT_WORDS, key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -23,11 +23,12 @@ from dtype_lint.rules.patterns import (
     method_name,
     node_parents,
     not_float_value,
+    numpy_dtypes_on_host,
 )
 
 _ARITHMETIC = ("Multiply", "Add", "Subtract", "Divide", "MatrixMultiply")  # operator node names
 # Names of integer, index and mask tensors: they have no floating dtype to follow.
-_NOT_FLOAT_WORDS = ("ids", "idx", "index", "indices", "label", "mask", "len")
+_NOT_FLOAT_WORDS = (*NOT_FLOAT_WORDS, "label", "len")
 
 
 class Float32BesideInput(Rule):
@@ -52,6 +53,11 @@ class Float32BesideInput(Rule):
             (`data-side-names`), pins whose value flows into a sin/cos/exp table, into
             integers or into logits without being applied to a sub-layer there
             (`rules.patterns.deliberate_float32`), and a layer's forward path (DTL103's).
+            Shared with DTL103: quantised code, bit reinterpretation
+            (`.view(dtype=...)`), parameter and buffer storage, in-place (module) casts,
+            values handed to a helper that casts back, and test code. A cast to a NumPy
+            dtype in a file that imports no framework taking NumPy dtypes (torch code)
+            makes a host-side array and is not reported.
             """,
         why_bad="""
             The code follows the input in one respect (its device, its values) and pins
@@ -177,8 +183,10 @@ class Float32BesideInput(Rule):
             if not_float_value(expr.func.value, self.ctx):  # type: ignore[union-attr]
                 return None  # booleans or integers made into floats: nothing to follow
             dtype = argument(expr, 0, "dtype")
-            if dtype is not None and is_float32(dtype, self.ctx):
-                return dtype
+            if dtype is not None and is_float32(dtype, self.ctx) and not (
+                    (self.ctx.resolve(dtype) or "").startswith("numpy.")
+                    and numpy_dtypes_on_host(self.ctx, self.options)):
+                return dtype  # (a NumPy dtype in torch code makes a host-side array)
         return None
 
 
