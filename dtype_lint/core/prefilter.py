@@ -181,6 +181,8 @@ class _Planner:
         self._mentions: dict[int, set[str]] = {}
         self._syntax: dict[int, shapes.Syntax] = {}
         self._names: shapes.Names | None = None
+        self._functions: dict[str, list[int]] | None = None
+        self.memo: dict = {}  # the rules' per-file answers (shapes.Syntax.file_memo)
         self.aliased: set[int] = set()  # leaves that mention a tainted name
         self.stubs: dict[tuple[int, int], int] = {}  # kept functions whose body gives way to `pass`
         # A textual test is enough here (a tainted name in a string only keeps more).
@@ -205,7 +207,8 @@ class _Planner:
     def syntax(self, position: int) -> shapes.Syntax:
         if position not in self._syntax:
             self._syntax[position] = shapes.Syntax(self.leaves[position][1].nodes, self.lines, self.function_text,
-                                                   self.names, self.text, self.tree)
+                                                   lambda: self.functions().keys(), self.names, self.text, self.tree,
+                                                   self.memo)
         return self._syntax[position]
 
     def names(self) -> shapes.Names:
@@ -220,10 +223,19 @@ class _Planner:
                 self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.text))
         return self._names
 
+    def functions(self) -> dict[str, list[int]]:
+        """The leaves that are functions, by each name they define (at any depth)."""
+        if self._functions is None:
+            self._functions = {}
+            for position, (_, leaf) in enumerate(self.leaves):
+                if leaf.is_function:
+                    for name in self.binds(position):
+                        self._functions.setdefault(name, []).append(position)
+        return self._functions
+
     def function_text(self, name: str) -> str:
         """The text of every leaf defining a function (at any depth) called ``name``."""
-        return "\n".join(text for position, ((_, leaf), text) in enumerate(zip(self.leaves, self.texts))
-                         if leaf.is_function and name in self.binds(position))
+        return "\n".join(self.texts[position] for position in self.functions().get(name, ()))
 
     def reduce(self) -> Reduced:
         keep: set[tuple[int, int]] = set()

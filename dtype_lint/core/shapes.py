@@ -22,7 +22,7 @@ import dataclasses
 import fnmatch
 import functools
 import re
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 TextTest = Callable[[str], bool]
 
@@ -68,9 +68,14 @@ class Syntax:
     nodes: tuple[ast.AST, ...]
     lines: list[str]
     function_text: Callable[[str], str]  # the text of this file's functions of that name
+    function_names: Callable[[], Collection[str]]  # the names those functions define
     file_names: Callable[[], Names]  # the file's imports, classes and outer bindings
     file_text: str = ""  # the whole file (for whole-file analyses such as core.layers)
     file_tree: ast.Module | None = None  # its ast, parsed once by the prefilter
+    # Answers a rule's helpers keep for the whole file (one dict shared by its units) and
+    # for this unit, so that each is worked out once per file or unit.
+    file_memo: dict = dataclasses.field(default_factory=dict)
+    memo: dict = dataclasses.field(default_factory=dict)
 
     @functools.cached_property
     def index(self) -> Index:

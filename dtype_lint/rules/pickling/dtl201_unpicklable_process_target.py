@@ -132,11 +132,11 @@ class UnpicklableProcessTarget(Rule):
                 calls = [c for c in u.index(ast.Call) if sinks or _may_be_sink(c, u)]
                 if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
                     return True
-            if u is None or not (file_has(u.lines, _FILE_SINKS) or (sinks and file_has(u.lines, extra))):
+            if u is None or not (file_has(u, _FILE_SINKS) or (sinks and file_has(u, extra))):
                 return False
             # A factory method (`self.make()` may send what it returns to a sink), or a
             # value stored on self here that may reach a sink in another method.
-            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
+            return returns_local(lc, u) or (stores_on_self(t, u) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(
             keeps,
