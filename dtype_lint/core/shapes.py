@@ -176,10 +176,21 @@ class Index:
 def f32(text: str) -> bool:
     """Whether the text may spell float32 (dtypes.dtype_name): float32, `.single`,
     "single", or torch's `.float` attribute (whitespace may follow the dot)."""
-    if "float32" in text or ("import" in text and _BARE_IMPORT.search(text)):
+    if "float32" in text or _bare_import(text):
         return True
     return ("single" in text and _after_dot_or_quote(text, _SINGLE, "'\"")) or (
         "float" in text and _after_dot_or_quote(text, _FLOAT_ATTR, ""))
+
+
+def _bare_import(text: str) -> bool:
+    """``_BARE_IMPORT.search(text)``, tried only where ``import`` is: a search would try
+    every position of the text."""
+    start = text.find("import")
+    while start >= 0:
+        if _BARE_IMPORT.match(text, start):
+            return True
+        start = text.find("import", start + 1)
+    return False
 
 
 def _after_dot_or_quote(text: str, word: re.Pattern[str], quotes: str) -> bool:
