@@ -113,7 +113,11 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
     declared = prefilters(tuple(rules), options)
     if declared is None or "\r" in text:
         return None
-    if not any(p.keeps(text, True, None) for p in declared.values()):
+    tests = declared.values()
+    # A whole-file test counts on a local callable (its `local`) only where the file holds
+    # one: asked only where no test passes without.
+    if not any(p.keeps(text, False, None) for p in tests) and not (
+            any(p.keeps(text, True, None) for p in tests) and (tree is not None or _holds_local(text))):
         # Nothing to find, but a file that does not parse is reported whether or not the
         # prefilter is on.
         if tree is None and not compiles(text):
@@ -129,7 +133,45 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
 def compiles(text: str) -> bool:
     """Whether CPython accepts the text. Building the symbol table checks that without
     making Python objects of the tree (half the time of ast.parse)."""
-    return _checked(symtable.symtable, text, "<file>", "exec") is not None
+    return _symbols(text) is not None
+
+
+@functools.lru_cache(maxsize=1)
+def _symbols(text: str) -> symtable.SymbolTable | None:
+    """The text's symbol table, None where CPython rejects it; the last one is kept, for
+    _holds_local and then compiles ask about the same file."""
+    return _checked(symtable.symtable, text, "<file>", "exec")
+
+
+# What a file must spell to hold a local callable or a generator other than a generator
+# expression or a nested definition (whose scopes the symbol table shows): a lambda, a
+# partial, a generator function, a parameter named or annotated as a generator.
+_LOCAL_WORDS = ("lambda", "partial", "yield", "gen", "Gen", "Iterator")
+_COMPREHENSIONS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
+
+
+def _holds_local(text: str) -> bool:
+    """Whether the file may hold a local callable or a generator (what a whole-file test's
+    ``local`` stands for, see Prefilter): one of _LOCAL_WORDS, or by CPython's symbol
+    table a generator expression or a function or class defined inside a function. True
+    where CPython rejects the text (the caller's ast.parse then gives way to LibCST)."""
+    if any(word in text for word in _LOCAL_WORDS):
+        return True
+    table = _symbols(text)
+    if table is None:
+        return True
+    stack = [(table, False)]
+    while stack:
+        scope, in_function = stack.pop()
+        for child in scope.get_children():
+            kind = child.get_type()
+            # A comprehension's scope takes its iterable as the parameter `.0`, which no
+            # def can name.
+            comprehension = child.get_name() in _COMPREHENSIONS and ".0" in child.get_parameters()
+            if (child.get_name() == "genexpr" if comprehension else in_function and kind in ("function", "class")):
+                return True
+            stack.append((child, in_function or kind not in ("class", "module")))
+    return False
 
 
 def _checked(parse: Callable, *args):

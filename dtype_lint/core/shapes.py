@@ -40,7 +40,9 @@ class Prefilter:
     """What a rule tells the prefilter (:mod:`dtype_lint.core.prefilter`)."""
 
     # (unit text, may hold a local callable, the unit's syntax or None for a whole-file
-    # text test) -> whether a finding of the rule may lie in the unit.
+    # text test) -> whether a finding of the rule may lie in the unit. For a whole file,
+    # `local` is false only where the file holds no lambda, partial, nested definition
+    # or generator of any kind (no source of core.flow's).
     keeps: Callable[[str, bool, "Syntax | None"], bool]
     # Words of a qualified name: a *renamed* import of it is written out in the text the
     # test sees (`import jax.tree as jt`: `jt.map` is read as `jax.tree.map`).
