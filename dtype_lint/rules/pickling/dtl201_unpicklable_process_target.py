@@ -132,7 +132,7 @@ class UnpicklableProcessTarget(Rule):
                 calls = [c for c in u.index(ast.Call) if sinks or _may_be_sink(c, u)]
                 if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
                     return True
-            if u is None or not (file_has(u, _FILE_SINKS) or (sinks and file_has(u, extra))):
+            if u is None or not (file_has(u, _FILE_SINKS, _SINK_WORDS) or (sinks and file_has(u, extra, tuple(sinks)))):
                 return False
             # A factory method (`self.make()` may send what it returns to a sink), or a
             # value stored on self here that may reach a sink in another method.

@@ -23,11 +23,13 @@ from dtype_lint.core.shapes import Syntax, lines_of
 BODY_WORDS = re.compile(r"\blambda\b|partial|\byield\b")
 
 
-def file_has(u: Syntax, pattern: re.Pattern[str]) -> bool:
-    """Whether the file's text matches ``pattern``, searched once per file."""
+def file_has(u: Syntax, pattern: re.Pattern[str], words: tuple[str, ...]) -> bool:
+    """Whether the file's text matches ``pattern``, searched once per file. Every match
+    holds one of ``words``: looking for them first (`in`) spares most files the search."""
     has = u.file_memo.setdefault("has", {})
     if pattern not in has:
-        has[pattern] = bool(pattern.search(u.file_text))
+        text = u.file_text
+        has[pattern] = any(word in text for word in words) and bool(pattern.search(text))
     return has[pattern]
 
 
@@ -42,6 +44,13 @@ _NESTED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 # Names of parameters that may hold a generator (core.flow's _holds_generator).
 GENERATOR_PARAM = re.compile(r"(?:^|_)gen(?:erator)?$")
 GENERATOR_WORDS = re.compile(r"\bgen\b|_gen\b|generator|Generator|Iterator|\byield\b")
+# Every match of GENERATOR_WORDS holds one of these.
+_GENERATOR_LITERALS = ("gen", "Gen", "Iterator", "yield")
+
+
+def generator_words(text: str) -> bool:
+    """``GENERATOR_WORDS.search(text)``, tried only where one of its literals is."""
+    return any(word in text for word in _GENERATOR_LITERALS) and bool(GENERATOR_WORDS.search(text))
 # Text tests that let a unit skip the ast where it cannot hold a source (see
 # _may_hold_source): literal words first (`in` scans far faster than a regex), for
 # lambdas, partials and generator parameters or annotations (GENERATOR_PARAM and
@@ -60,7 +69,7 @@ def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True
     generator function's call), ``self.attr`` (stored by another method; not with
     ``via_self=False``), or a call of a function of the file that may return a local
     function. Without the unit's syntax, any call counts."""
-    if lc or (via_self and "self" in text) or GENERATOR_WORDS.search(text):
+    if lc or (via_self and "self" in text) or generator_words(text):
         return True
     if u is None:
         return "(" in text
@@ -146,13 +155,17 @@ def returns_local(lc: bool, u: Syntax | None) -> bool:
                for r in u.index(ast.Return) if r.value is not None for n in ast.walk(r.value))
 
 
-_SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(")
+# Searched without a leading `\b` (a literal start is found far faster); the word
+# boundary before `self` is checked on each match.
+_SELF_CALL = re.compile(r"self\s*\.\s*(\w+)\s*\(")
 
 
 def _called_through_self(u: Syntax) -> set[str]:
     """The names the file calls as ``self.name(...)``, found once per file."""
     if "self_calls" not in u.file_memo:
-        u.file_memo["self_calls"] = set(_SELF_CALL.findall(u.file_text))
+        text = u.file_text
+        u.file_memo["self_calls"] = {m.group(1) for m in _SELF_CALL.finditer(text) if m.start() == 0 or not (
+            text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")}
     return u.file_memo["self_calls"]
 
 
@@ -184,7 +197,7 @@ def _callable_stores(u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
     index, lines, own = u.index, u.lines, u.nodes[0]
     local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
     local.update(a.arg for a in index(ast.arg) if GENERATOR_PARAM.search(a.arg) or (
-        a.annotation is not None and GENERATOR_WORDS.search(lines_of(a.annotation, lines))))
+        a.annotation is not None and generator_words(lines_of(a.annotation, lines))))
     for node in index(ast.FunctionDef, ast.AsyncFunctionDef):
         for d in node.decorator_list:  # @wraps(func): func is the decorated function
             if isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Name):
