@@ -106,18 +106,53 @@ def _factory(name: str, u: Syntax) -> bool:
     return functions[name]
 
 
-_WORD = re.compile(r"\w+")
-
-
 def _mentions_factory(text: str, u: Syntax) -> bool:
-    """Whether the text holds, as a word, the name of a function of the file that
-    ``factory_call`` takes for a factory (all of them found once per file)."""
+    """Whether the text may call, as ``factory_call`` reads calls, a function of the file
+    that it takes for a factory (all of them found once per file)."""
     memo = u.file_memo
     if "factory_names" not in memo:
         memo["factory_names"] = frozenset(name for name in u.function_names() if _factory(name, u))
-    names = memo["factory_names"]
-    # A substring test first: splitting the text into words costs more.
-    return any(name in text for name in names) and not names.isdisjoint(_WORD.findall(text))
+    return any(name in text and _may_call(text, name) for name in memo["factory_names"])
+
+
+_BLANK = " \t\n\r\f\\"  # what may lie between two tokens of a call, but comments
+
+
+def _may_call(text: str, name: str) -> bool:
+    """Whether ``name`` is in the text as a whole word that may be called as ``name(...)``
+    or ``self.name(...)``: not after ``def``/``class``, and after a dot only where the
+    receiver may be ``self`` (or a comment hides it)."""
+    start = text.find(name)
+    while start >= 0:
+        if not (_in_word(text, start - 1) or _in_word(text, start + len(name))):
+            before = _skip_blank(text, start - 1)
+            if before < 0:
+                return True
+            if text[before] == ".":
+                receiver = _skip_blank(text, before - 1)
+                while receiver >= 0 and text[receiver] == ")":  # `(self).name`
+                    receiver = _skip_blank(text, receiver - 1)
+                line = text[text.rfind("\n", 0, receiver + 1) + 1:receiver + 1]
+                if receiver < 3 or "#" in line or (text[receiver - 3:receiver + 1] == "self"
+                                                  and not _in_word(text, receiver - 4)):
+                    return True
+            elif not any(text[before - len(word) + 1:before + 1] == word and not _in_word(text, before - len(word))
+                         for word in ("def", "class")):
+                return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _in_word(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a character of a word (as ``\\w``)."""
+    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
+
+
+def _skip_blank(text: str, i: int) -> int:
+    """The index of the last character at or before ``i`` that is not blank."""
+    while i >= 0 and text[i] in _BLANK:
+        i -= 1
+    return i
 
 
 def _may_hold_source(text: str, u: Syntax) -> bool:
