@@ -113,11 +113,13 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
     declared = prefilters(tuple(rules), options)
     if declared is None or "\r" in text:
         return None
-    tests = declared.values()
-    # A whole-file test counts on a local callable (its `local`) only where the file holds
-    # one: asked only where no test passes without.
-    if not any(p.keeps(text, False, None) for p in tests) and not (
-            any(p.keeps(text, True, None) for p in tests) and (tree is not None or _holds_local(text))):
+    # The rules whose whole-file test passes: only they test the units themselves. A test
+    # counts on a local callable (its `local`) only where the file holds one.
+    active = {code: p for code, p in declared.items() if p.keeps(text, False, None)}
+    local = {code: p for code, p in declared.items() if code not in active and p.keeps(text, True, None)}
+    if local and (tree is not None or _holds_local(text)):
+        active = {code: p for code, p in declared.items() if code in active or code in local}
+    if not active:
         # Nothing to find, but a file that does not parse is reported whether or not the
         # prefilter is on.
         if tree is None and not compiles(text):
@@ -127,7 +129,7 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
         tree = _checked(ast.parse, text)
         if tree is None:
             return None
-    return _Planner(tree, text, declared, options).reduce()
+    return _Planner(tree, text, declared, active, options).reduce()
 
 
 def compiles(text: str) -> bool:
@@ -194,12 +196,14 @@ _BARE_DTYPES = frozenset({"float", "single", "half", "double"})
 
 
 class _Planner:
-    def __init__(self, tree: ast.Module, text: str, declared: dict[str, Prefilter], options: Options) -> None:
+    def __init__(self, tree: ast.Module, text: str, declared: dict[str, Prefilter], active: dict[str, Prefilter],
+                 options: Options) -> None:
         self.text = text
         self.tree = tree
         self.lines = lines = text.split("\n")
         self.options = options
         self.declared = declared
+        self.active = active  # the rules whose whole-file test passes (see reduce_source)
         self.followed = _followed(tuple(declared.values()))
         self.codes: set[str] = set()
         self.units = _units(tree.body)
@@ -376,7 +380,7 @@ class _Planner:
         local = "lambda" in text or "partial" in text or (
             unit.is_function and ("def " in body or "class " in body) and bool(_NESTED_DEF.search(body)))
         syntax = self.syntax(position)
-        matched = {code for code, declared in self.declared.items() if declared.keeps(text, local, syntax)}
+        matched = {code for code, declared in self.active.items() if declared.keeps(text, local, syntax)}
         mentioned = set(self.tainted_words.findall(self.texts[position])) if self.tainted_words else set()
         # Imports inside the unit (a function's own) are not among the file's tainted
         # names; a plain import statement's names are.
