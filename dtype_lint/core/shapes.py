@@ -30,7 +30,7 @@ _FLOAT_ATTR = re.compile(r"float\b(?!\s*\()")  # torch.float, not a float(...) c
 _SINGLE = re.compile(r"single\b")
 # `from torch import float`: the bare name then means float32 wherever it is used.
 _BARE_IMPORT = re.compile(r"\bimport\s+(?:\([^)]*|[^\n;]*)\b(?:float|single)\b")
-_DTYPE_WORD = re.compile(r"dtype|float|half|double|bfloat16|single|getattr")
+_DTYPE_WORDS = ("dtype", "float", "half", "double", "bfloat16", "single", "getattr")
 _CAST_METHOD = re.compile(r"\.\s*(?:half|bfloat16|double|float)\s*\(")
 _TYPE_CAST = re.compile(r"\.\s*(?:to|type|astype)\s*\(")
 
@@ -172,7 +172,8 @@ class Index:
 
 
 
-# Literal tests first: `in` scans far faster than a regex without a literal prefix.
+# Literal tests first: `in` scans far faster than a regex without a literal prefix (or
+# an alternation of literals).
 # The float32 rules test the same unit text in turn.
 @functools.lru_cache(maxsize=16)
 def f32(text: str) -> bool:
@@ -182,6 +183,13 @@ def f32(text: str) -> bool:
         return True
     return ("single" in text and _after_dot_or_quote(text, _SINGLE, "'\"")) or (
         "float" in text and _after_dot_or_quote(text, _FLOAT_ATTR, ""))
+
+
+def in_word(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a character of a word (as ``\\w``): a regex that would start
+    with ``\\b`` starts with its literal instead, searched far faster, and checks this
+    before each match."""
+    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
 
 
 def _bare_import(text: str) -> bool:
@@ -217,7 +225,10 @@ def cast_call(text: str) -> bool:
     if ("float" in text or "half" in text or "double" in text) and _CAST_METHOD.search(text):
         return True
     # names_dtype accepts any spelling of "dtype" in the argument, in any case.
-    return bool(_TYPE_CAST.search(text) and _DTYPE_WORD.search(text.lower()))
+    if not _TYPE_CAST.search(text):
+        return False
+    lowered = text.lower()
+    return any(word in lowered for word in _DTYPE_WORDS)
 
 
 def literals(patterns: Iterable[str]) -> list[str] | None:

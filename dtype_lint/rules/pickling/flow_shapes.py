@@ -16,7 +16,7 @@ import re
 from typing import Sequence
 
 from dtype_lint.core.flow import HOLDERS
-from dtype_lint.core.shapes import Syntax, lines_of
+from dtype_lint.core.shapes import Syntax, in_word, lines_of
 
 # A function kept as context keeps its body when it may make a source: a lambda, a
 # partial, or a yield (a generator function); nested definitions keep it anyway.
@@ -44,13 +44,18 @@ _NESTED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 # Names of parameters that may hold a generator (core.flow's _holds_generator).
 GENERATOR_PARAM = re.compile(r"(?:^|_)gen(?:erator)?$")
 GENERATOR_WORDS = re.compile(r"\bgen\b|_gen\b|generator|Generator|Iterator|\byield\b")
-# Every match of GENERATOR_WORDS holds one of these.
-_GENERATOR_LITERALS = ("gen", "Gen", "Iterator", "yield")
+# The same words that end a word, searched from their first letter (a search for a
+# literal start is far faster than one for an alternation); the start is checked apart.
+_WORD_END = {"gen": re.compile(r"gen\b"), "yield": re.compile(r"yield\b")}
 
 
 def generator_words(text: str) -> bool:
-    """``GENERATOR_WORDS.search(text)``, tried only where one of its literals is."""
-    return any(word in text for word in _GENERATOR_LITERALS) and bool(GENERATOR_WORDS.search(text))
+    """``GENERATOR_WORDS.search(text)``: its literal words by ``in``, ``gen`` (at a word's
+    start or after ``_``) and ``yield`` (at a word's start) by a search each."""
+    if "generator" in text or "Generator" in text or "Iterator" in text:
+        return True
+    return any(word in text and any(not in_word(text, m.start() - 1) or (word == "gen" and text[m.start() - 1] == "_")
+                                    for m in _WORD_END[word].finditer(text)) for word in _WORD_END)
 # Text tests that let a unit skip the ast where it cannot hold a source (see
 # _may_hold_source): literal words first (`in` scans far faster than a regex), for
 # lambdas, partials and generator parameters or annotations (GENERATOR_PARAM and
@@ -124,7 +129,7 @@ def _may_call(text: str, name: str) -> bool:
     receiver may be ``self`` (or a comment hides it)."""
     start = text.find(name)
     while start >= 0:
-        if not (_in_word(text, start - 1) or _in_word(text, start + len(name))):
+        if not (in_word(text, start - 1) or in_word(text, start + len(name))):
             before = _skip_blank(text, start - 1)
             if before < 0:
                 return True
@@ -134,18 +139,13 @@ def _may_call(text: str, name: str) -> bool:
                     receiver = _skip_blank(text, receiver - 1)
                 line = text[text.rfind("\n", 0, receiver + 1) + 1:receiver + 1]
                 if receiver < 3 or "#" in line or (text[receiver - 3:receiver + 1] == "self"
-                                                  and not _in_word(text, receiver - 4)):
+                                                  and not in_word(text, receiver - 4)):
                     return True
-            elif not any(text[before - len(word) + 1:before + 1] == word and not _in_word(text, before - len(word))
+            elif not any(text[before - len(word) + 1:before + 1] == word and not in_word(text, before - len(word))
                          for word in ("def", "class")):
                 return True
         start = text.find(name, start + 1)
     return False
-
-
-def _in_word(text: str, i: int) -> bool:
-    """Whether ``text[i]`` is a character of a word (as ``\\w``)."""
-    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
 
 
 def _skip_blank(text: str, i: int) -> int:
@@ -199,8 +199,7 @@ def _called_through_self(u: Syntax) -> set[str]:
     """The names the file calls as ``self.name(...)``, found once per file."""
     if "self_calls" not in u.file_memo:
         text = u.file_text
-        u.file_memo["self_calls"] = {m.group(1) for m in _SELF_CALL.finditer(text) if m.start() == 0 or not (
-            text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")}
+        u.file_memo["self_calls"] = {m.group(1) for m in _SELF_CALL.finditer(text) if not in_word(text, m.start() - 1)}
     return u.file_memo["self_calls"]
 
 
