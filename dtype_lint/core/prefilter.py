@@ -188,8 +188,10 @@ def _checked(parse: Callable, *args):
         return None
 
 
-_DEF_NAME = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
-_CLASS_NAME = re.compile(r"\bclass\s+([A-Za-z_]\w*)")
+# Names after `def`/`class`, searched from the keyword (a literal start is found far
+# faster than `\b` or an alternation); _named checks that the keyword starts a word.
+_DEF_NAME = re.compile(r"def\s+([A-Za-z_]\w*)")
+_CLASS_NAME = re.compile(r"class\s+([A-Za-z_]\w*)")
 _NESTED_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 # A bare name that means a dtype once imported from a framework (`from torch import float`).
 _BARE_DTYPES = frozenset({"float", "single", "half", "double"})
@@ -241,7 +243,11 @@ class _Planner:
         """The names a leaf binds where FileContext looks them up (see _binds)."""
         if position not in self._binds:
             leaf = self.leaves[position][1]
-            self._binds[position] = set(_DEF_NAME.findall(self.texts[position])) if leaf.is_function else _binds(leaf)
+            if leaf.is_function:
+                text = self.texts[position]
+                self._binds[position] = _named(text, _DEF_NAME) | _named(text, _CLASS_NAME)
+            else:
+                self._binds[position] = _binds(leaf)
         return self._binds[position]
 
     def mentions(self, position: int) -> set[str]:
@@ -264,7 +270,7 @@ class _Planner:
             aliases: dict[str, set[str]] = {}
             bindings: dict[str, list[ast.AST]] = {}
             shapes.collect(self.outer, aliases, bindings)
-            classes = frozenset(_CLASS_NAME.findall(self.text))
+            classes = frozenset(_named(self.text, _CLASS_NAME))
             self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
                 self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.text))
         return self._names
@@ -349,7 +355,7 @@ class _Planner:
         if header_only:
             node = self.leaves[position][1].node
             parts = [*node.decorator_list, node.args, node.returns]  # type: ignore[union-attr]
-            needed |= {n.id for part in parts if part is not None for n in ast.walk(part) if isinstance(n, ast.Name)}
+            needed |= {n.id for part in parts if part is not None for n in shapes.walk(part) if isinstance(n, ast.Name)}
         else:
             needed |= self.mentions(position)
         index, member = key
@@ -362,7 +368,7 @@ class _Planner:
         node = self.units[index].node
         assert isinstance(node, ast.ClassDef)
         parts: list[ast.AST] = [*node.bases, *node.keywords, *node.decorator_list]
-        needed |= {n.id for part in parts for n in ast.walk(part) if isinstance(n, ast.Name)}
+        needed |= {n.id for part in parts for n in shapes.walk(part) if isinstance(n, ast.Name)}
 
     def matches(self, position: int, unit: Unit) -> set[str]:
         """The rules that may find something in the unit."""
@@ -423,13 +429,13 @@ class _Planner:
                     self.imported[local] = qualified
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                bound = {n.id for t in targets for n in shapes.walk(t) if isinstance(n, ast.Name)}
                 text = "\n".join(self.lines[node.lineno - 1:node.end_lineno])
                 if self.followed.values.search(text):
                     tainted.update(dict.fromkeys(bound, text))
-                follow.append((bound, {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}, text))
+                follow.append((bound, {n.id for n in shapes.walk(node.value) if isinstance(n, ast.Name)}, text))
             elif isinstance(node, ast.ClassDef):
-                header = {n.id for part in node.bases for n in ast.walk(part) if isinstance(n, ast.Name)}
+                header = {n.id for part in node.bases for n in shapes.walk(part) if isinstance(n, ast.Name)}
                 text = " ".join(shapes.lines_of(b, self.lines) for b in node.bases)
                 if self.followed.values.search(text):
                     tainted[node.name] = text
@@ -501,7 +507,34 @@ def _outside_functions(nodes: tuple[ast.AST, ...]) -> Iterator[ast.AST]:
         node = stack.pop()
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.expr)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(_children(node))
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, in its order, without its generators."""
+    children: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            children.append(value)
+        elif isinstance(value, list):
+            children.extend(item for item in value if isinstance(item, ast.AST))
+    return children
+
+
+def _named(text: str, pattern: re.Pattern[str]) -> set[str]:
+    """The names ``pattern`` (a keyword, then the name) finds where the keyword starts a
+    word, as ``\\b`` + ``pattern`` would: after a match inside a word (`dataclass`) the
+    search goes on from its next character."""
+    names: set[str] = set()
+    match = pattern.search(text)
+    while match is not None:
+        if shapes.in_word(text, match.start() - 1):
+            match = pattern.search(text, match.start() + 1)
+        else:
+            names.add(match.group(1))
+            match = pattern.search(text, match.end())
+    return names
 
 
 def _body_on_own_lines(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
@@ -554,11 +587,11 @@ def _binds(unit: Unit) -> set[str]:
     names: set[str] = set()
     for node in _outside_functions(unit.nodes):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.update(n.name for n in ast.walk(node) if isinstance(n, _DEFINITIONS))
+            names.update(n.name for n in shapes.walk(node) if isinstance(n, _DEFINITIONS))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.withitem)):
             targets = node.targets if isinstance(node, ast.Assign) else [
                 node.optional_vars if isinstance(node, ast.withitem) else node.target]
-            names.update(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
+            names.update(n.id for t in targets if t is not None for n in shapes.walk(t) if isinstance(n, ast.Name))
     return names
