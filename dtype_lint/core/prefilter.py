@@ -7,10 +7,12 @@ CPython's ``ast`` (written in C, several times faster than LibCST) to cut a file
 always kept whole, because rules keep state across a function's statements) and keeps
 
 * **targets**: units that some selected rule's :class:`~dtype_lint.core.shapes.Prefilter`
-  keeps (its text test, then its shape on the unit's ``ast``), or that mention a name the
-  rules follow: an import alias of one of their words, or a name bound outside functions
-  to a value holding one (a hazard whose dtype or sink is only reachable through an
-  alias); such a unit is tested again with the alias written out;
+  keeps (its text test, then its shape on the unit's ``ast``; only the rules whose test
+  passes on the whole file's text are asked, and a file none passes is not cut at all),
+  or that mention a name the rules follow: an import alias of one of their words, or a
+  name bound outside functions to a value holding one (a hazard whose dtype or sink is
+  only reachable through an alias); such a unit is tested again, by every rule, with
+  the alias written out;
 * **context**: units that bind a name some kept unit mentions (imports, module-level
   and class-body assignments, functions and classes by name, at any depth), because
   :class:`~dtype_lint.core.context.FileContext` looks names up by name; transitively;
