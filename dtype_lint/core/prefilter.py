@@ -7,10 +7,12 @@ CPython's ``ast`` (written in C, several times faster than LibCST) to cut a file
 always kept whole, because rules keep state across a function's statements) and keeps
 
 * **targets**: units that some selected rule's :class:`~dtype_lint.core.shapes.Prefilter`
-  keeps (its text test, then its shape on the unit's ``ast``), or that mention a name the
-  rules follow: an import alias of one of their words, or a name bound outside functions
-  to a value holding one (a hazard whose dtype or sink is only reachable through an
-  alias); such a unit is tested again with the alias written out;
+  keeps (its text test, then its shape on the unit's ``ast``; only the rules whose test
+  passes on the whole file's text are asked, and a file none passes is not cut at all),
+  or that mention a name the rules follow: an import alias of one of their words, or a
+  name bound outside functions to a value holding one (a hazard whose dtype or sink is
+  only reachable through an alias); such a unit is tested again, by every rule, with
+  the alias written out;
 * **context**: units that bind a name some kept unit mentions (imports, module-level
   and class-body assignments, functions and classes by name, at any depth), because
   :class:`~dtype_lint.core.context.FileContext` looks names up by name; transitively;
@@ -113,7 +115,13 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
     declared = prefilters(tuple(rules), options)
     if declared is None or "\r" in text:
         return None
-    if not any(p.keeps(text, True, None) for p in declared.values()):
+    # The rules whose whole-file test passes: only they test the units themselves. A test
+    # counts on a local callable (its `local`) only where the file holds one.
+    active = {code: p for code, p in declared.items() if p.keeps(text, False, None)}
+    local = {code: p for code, p in declared.items() if code not in active and p.keeps(text, True, None)}
+    if local and (tree is not None or _holds_local(text)):
+        active = {code: p for code, p in declared.items() if code in active or code in local}
+    if not active:
         # Nothing to find, but a file that does not parse is reported whether or not the
         # prefilter is on.
         if tree is None and not compiles(text):
@@ -123,13 +131,51 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
         tree = _checked(ast.parse, text)
         if tree is None:
             return None
-    return _Planner(tree, text, declared, options).reduce()
+    return _Planner(tree, text, declared, active, options).reduce()
 
 
 def compiles(text: str) -> bool:
     """Whether CPython accepts the text. Building the symbol table checks that without
     making Python objects of the tree (half the time of ast.parse)."""
-    return _checked(symtable.symtable, text, "<file>", "exec") is not None
+    return _symbols(text) is not None
+
+
+@functools.lru_cache(maxsize=1)
+def _symbols(text: str) -> symtable.SymbolTable | None:
+    """The text's symbol table, None where CPython rejects it; the last one is kept, for
+    _holds_local and then compiles ask about the same file."""
+    return _checked(symtable.symtable, text, "<file>", "exec")
+
+
+# What a file must spell to hold a local callable or a generator other than a generator
+# expression or a nested definition (whose scopes the symbol table shows): a lambda, a
+# partial, a generator function, a parameter named or annotated as a generator.
+_LOCAL_WORDS = ("lambda", "partial", "yield", "gen", "Gen", "Iterator")
+_COMPREHENSIONS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
+
+
+def _holds_local(text: str) -> bool:
+    """Whether the file may hold a local callable or a generator (what a whole-file test's
+    ``local`` stands for, see Prefilter): one of _LOCAL_WORDS, or by CPython's symbol
+    table a generator expression or a function or class defined inside a function. True
+    where CPython rejects the text (the caller's ast.parse then gives way to LibCST)."""
+    if any(word in text for word in _LOCAL_WORDS):
+        return True
+    table = _symbols(text)
+    if table is None:
+        return True
+    stack = [(table, False)]
+    while stack:
+        scope, in_function = stack.pop()
+        for child in scope.get_children():
+            kind = child.get_type()
+            # A comprehension's scope takes its iterable as the parameter `.0`, which no
+            # def can name.
+            comprehension = child.get_name() in _COMPREHENSIONS and ".0" in child.get_parameters()
+            if (child.get_name() == "genexpr" if comprehension else in_function and kind in ("function", "class")):
+                return True
+            stack.append((child, in_function or kind not in ("class", "module")))
+    return False
 
 
 def _checked(parse: Callable, *args):
@@ -144,20 +190,24 @@ def _checked(parse: Callable, *args):
         return None
 
 
-_DEF_NAME = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
-_CLASS_NAME = re.compile(r"\bclass\s+([A-Za-z_]\w*)")
+# Names after `def`/`class`, searched from the keyword (a literal start is found far
+# faster than `\b` or an alternation); _named checks that the keyword starts a word.
+_DEF_NAME = re.compile(r"def\s+([A-Za-z_]\w*)")
+_CLASS_NAME = re.compile(r"class\s+([A-Za-z_]\w*)")
 _NESTED_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 # A bare name that means a dtype once imported from a framework (`from torch import float`).
 _BARE_DTYPES = frozenset({"float", "single", "half", "double"})
 
 
 class _Planner:
-    def __init__(self, tree: ast.Module, text: str, declared: dict[str, Prefilter], options: Options) -> None:
+    def __init__(self, tree: ast.Module, text: str, declared: dict[str, Prefilter], active: dict[str, Prefilter],
+                 options: Options) -> None:
         self.text = text
         self.tree = tree
         self.lines = lines = text.split("\n")
         self.options = options
         self.declared = declared
+        self.active = active  # the rules whose whole-file test passes (see reduce_source)
         self.followed = _followed(tuple(declared.values()))
         self.codes: set[str] = set()
         self.units = _units(tree.body)
@@ -181,6 +231,8 @@ class _Planner:
         self._mentions: dict[int, set[str]] = {}
         self._syntax: dict[int, shapes.Syntax] = {}
         self._names: shapes.Names | None = None
+        self._functions: dict[str, list[int]] | None = None
+        self.memo: dict = {}  # the rules' per-file answers (shapes.Syntax.file_memo)
         self.aliased: set[int] = set()  # leaves that mention a tainted name
         self.stubs: dict[tuple[int, int], int] = {}  # kept functions whose body gives way to `pass`
         # A textual test is enough here (a tainted name in a string only keeps more).
@@ -193,7 +245,11 @@ class _Planner:
         """The names a leaf binds where FileContext looks them up (see _binds)."""
         if position not in self._binds:
             leaf = self.leaves[position][1]
-            self._binds[position] = set(_DEF_NAME.findall(self.texts[position])) if leaf.is_function else _binds(leaf)
+            if leaf.is_function:
+                text = self.texts[position]
+                self._binds[position] = _named(text, _DEF_NAME) | _named(text, _CLASS_NAME)
+            else:
+                self._binds[position] = _binds(leaf)
         return self._binds[position]
 
     def mentions(self, position: int) -> set[str]:
@@ -205,7 +261,8 @@ class _Planner:
     def syntax(self, position: int) -> shapes.Syntax:
         if position not in self._syntax:
             self._syntax[position] = shapes.Syntax(self.leaves[position][1].nodes, self.lines, self.function_text,
-                                                   self.names, self.text, self.tree)
+                                                   lambda: self.functions().keys(), self.names, self.text, self.tree,
+                                                   self.memo)
         return self._syntax[position]
 
     def names(self) -> shapes.Names:
@@ -215,15 +272,24 @@ class _Planner:
             aliases: dict[str, set[str]] = {}
             bindings: dict[str, list[ast.AST]] = {}
             shapes.collect(self.outer, aliases, bindings)
-            classes = frozenset(_CLASS_NAME.findall(self.text))
+            classes = frozenset(_named(self.text, _CLASS_NAME))
             self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
                 self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.text))
         return self._names
 
+    def functions(self) -> dict[str, list[int]]:
+        """The leaves that are functions, by each name they define (at any depth)."""
+        if self._functions is None:
+            self._functions = {}
+            for position, (_, leaf) in enumerate(self.leaves):
+                if leaf.is_function:
+                    for name in self.binds(position):
+                        self._functions.setdefault(name, []).append(position)
+        return self._functions
+
     def function_text(self, name: str) -> str:
         """The text of every leaf defining a function (at any depth) called ``name``."""
-        return "\n".join(text for position, ((_, leaf), text) in enumerate(zip(self.leaves, self.texts))
-                         if leaf.is_function and name in self.binds(position))
+        return "\n".join(self.texts[position] for position in self.functions().get(name, ()))
 
     def reduce(self) -> Reduced:
         keep: set[tuple[int, int]] = set()
@@ -291,7 +357,7 @@ class _Planner:
         if header_only:
             node = self.leaves[position][1].node
             parts = [*node.decorator_list, node.args, node.returns]  # type: ignore[union-attr]
-            needed |= {n.id for part in parts if part is not None for n in ast.walk(part) if isinstance(n, ast.Name)}
+            needed |= {n.id for part in parts if part is not None for n in shapes.walk(part) if isinstance(n, ast.Name)}
         else:
             needed |= self.mentions(position)
         index, member = key
@@ -304,7 +370,7 @@ class _Planner:
         node = self.units[index].node
         assert isinstance(node, ast.ClassDef)
         parts: list[ast.AST] = [*node.bases, *node.keywords, *node.decorator_list]
-        needed |= {n.id for part in parts for n in ast.walk(part) if isinstance(n, ast.Name)}
+        needed |= {n.id for part in parts for n in shapes.walk(part) if isinstance(n, ast.Name)}
 
     def matches(self, position: int, unit: Unit) -> set[str]:
         """The rules that may find something in the unit."""
@@ -322,7 +388,7 @@ class _Planner:
         local = "lambda" in text or "partial" in text or (
             unit.is_function and ("def " in body or "class " in body) and bool(_NESTED_DEF.search(body)))
         syntax = self.syntax(position)
-        matched = {code for code, declared in self.declared.items() if declared.keeps(text, local, syntax)}
+        matched = {code for code, declared in self.active.items() if declared.keeps(text, local, syntax)}
         mentioned = set(self.tainted_words.findall(self.texts[position])) if self.tainted_words else set()
         # Imports inside the unit (a function's own) are not among the file's tainted
         # names; a plain import statement's names are.
@@ -365,13 +431,13 @@ class _Planner:
                     self.imported[local] = qualified
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                bound = {n.id for t in targets for n in shapes.walk(t) if isinstance(n, ast.Name)}
                 text = "\n".join(self.lines[node.lineno - 1:node.end_lineno])
                 if self.followed.values.search(text):
                     tainted.update(dict.fromkeys(bound, text))
-                follow.append((bound, {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}, text))
+                follow.append((bound, {n.id for n in shapes.walk(node.value) if isinstance(n, ast.Name)}, text))
             elif isinstance(node, ast.ClassDef):
-                header = {n.id for part in node.bases for n in ast.walk(part) if isinstance(n, ast.Name)}
+                header = {n.id for part in node.bases for n in shapes.walk(part) if isinstance(n, ast.Name)}
                 text = " ".join(shapes.lines_of(b, self.lines) for b in node.bases)
                 if self.followed.values.search(text):
                     tainted[node.name] = text
@@ -443,7 +509,34 @@ def _outside_functions(nodes: tuple[ast.AST, ...]) -> Iterator[ast.AST]:
         node = stack.pop()
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.expr)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(_children(node))
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, in its order, without its generators."""
+    children: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            children.append(value)
+        elif isinstance(value, list):
+            children.extend(item for item in value if isinstance(item, ast.AST))
+    return children
+
+
+def _named(text: str, pattern: re.Pattern[str]) -> set[str]:
+    """The names ``pattern`` (a keyword, then the name) finds where the keyword starts a
+    word, as ``\\b`` + ``pattern`` would: after a match inside a word (`dataclass`) the
+    search goes on from its next character."""
+    names: set[str] = set()
+    match = pattern.search(text)
+    while match is not None:
+        if shapes.in_word(text, match.start() - 1):
+            match = pattern.search(text, match.start() + 1)
+        else:
+            names.add(match.group(1))
+            match = pattern.search(text, match.end())
+    return names
 
 
 def _body_on_own_lines(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
@@ -496,11 +589,11 @@ def _binds(unit: Unit) -> set[str]:
     names: set[str] = set()
     for node in _outside_functions(unit.nodes):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.update(n.name for n in ast.walk(node) if isinstance(n, _DEFINITIONS))
+            names.update(n.name for n in shapes.walk(node) if isinstance(n, _DEFINITIONS))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.withitem)):
             targets = node.targets if isinstance(node, ast.Assign) else [
                 node.optional_vars if isinstance(node, ast.withitem) else node.target]
-            names.update(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
+            names.update(n.id for t in targets if t is not None for n in shapes.walk(t) if isinstance(n, ast.Name))
     return names

@@ -297,8 +297,11 @@ _TEST_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:pytest|unittest|absl\.testi
 
 # `name.parameters(`, `name.cuda().eval(`, `name.to(device).train(`: the name before a
 # module method, past device moves with flat arguments; `DDP(name`, `torch.compile(self.net`.
+# A match starts where a word does and takes all of it: `\b` and the look-ahead (an atomic
+# group that Python 3.10 can write) keep the search from retrying every position and every
+# length of every word.
 _MODULE_RECEIVER = re.compile(
-    r"(\w+)\s*(?:\.\s*(?:cuda|cpu|to|eval|train|requires_grad_)\s*\([^()]*\)\s*)*\.\s*(?:"
+    r"\b(?=(\w+))\1\s*(?:\.\s*(?:cuda|cpu|to|eval|train|requires_grad_)\s*\([^()]*\)\s*)*\.\s*(?:"
     + "|".join(sorted(MODULE_METHODS)) + r")\s*\(")
 _WRAPPED = re.compile(r"\b(?:" + "|".join(sorted(MODULE_WRAPPERS)) + r")\s*\(\s*(?:[\w.]*\.)?(\w+)")
 

@@ -22,7 +22,7 @@ import dataclasses
 import fnmatch
 import functools
 import re
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 TextTest = Callable[[str], bool]
 
@@ -30,7 +30,7 @@ _FLOAT_ATTR = re.compile(r"float\b(?!\s*\()")  # torch.float, not a float(...) c
 _SINGLE = re.compile(r"single\b")
 # `from torch import float`: the bare name then means float32 wherever it is used.
 _BARE_IMPORT = re.compile(r"\bimport\s+(?:\([^)]*|[^\n;]*)\b(?:float|single)\b")
-_DTYPE_WORD = re.compile(r"dtype|float|half|double|bfloat16|single|getattr")
+_DTYPE_WORDS = ("dtype", "float", "half", "double", "bfloat16", "single", "getattr")
 _CAST_METHOD = re.compile(r"\.\s*(?:half|bfloat16|double|float)\s*\(")
 _TYPE_CAST = re.compile(r"\.\s*(?:to|type|astype)\s*\(")
 
@@ -40,7 +40,9 @@ class Prefilter:
     """What a rule tells the prefilter (:mod:`dtype_lint.core.prefilter`)."""
 
     # (unit text, may hold a local callable, the unit's syntax or None for a whole-file
-    # text test) -> whether a finding of the rule may lie in the unit.
+    # text test) -> whether a finding of the rule may lie in the unit. For a whole file,
+    # `local` is false only where the file holds no lambda, partial, nested definition
+    # or generator of any kind (no source of core.flow's).
     keeps: Callable[[str, bool, "Syntax | None"], bool]
     # Words of a qualified name: a *renamed* import of it is written out in the text the
     # test sees (`import jax.tree as jt`: `jt.map` is read as `jax.tree.map`).
@@ -68,9 +70,14 @@ class Syntax:
     nodes: tuple[ast.AST, ...]
     lines: list[str]
     function_text: Callable[[str], str]  # the text of this file's functions of that name
+    function_names: Callable[[], Collection[str]]  # the names those functions define
     file_names: Callable[[], Names]  # the file's imports, classes and outer bindings
     file_text: str = ""  # the whole file (for whole-file analyses such as core.layers)
     file_tree: ast.Module | None = None  # its ast, parsed once by the prefilter
+    # Answers a rule's helpers keep for the whole file (one dict shared by its units) and
+    # for this unit, so that each is worked out once per file or unit.
+    file_memo: dict = dataclasses.field(default_factory=dict)
+    memo: dict = dataclasses.field(default_factory=dict)
 
     @functools.cached_property
     def index(self) -> Index:
@@ -165,16 +172,35 @@ class Index:
 
 
 
-# Literal tests first: `in` scans far faster than a regex without a literal prefix.
+# Literal tests first: `in` scans far faster than a regex without a literal prefix (or
+# an alternation of literals).
 # The float32 rules test the same unit text in turn.
 @functools.lru_cache(maxsize=16)
 def f32(text: str) -> bool:
     """Whether the text may spell float32 (dtypes.dtype_name): float32, `.single`,
     "single", or torch's `.float` attribute (whitespace may follow the dot)."""
-    if "float32" in text or ("import" in text and _BARE_IMPORT.search(text)):
+    if "float32" in text or _bare_import(text):
         return True
     return ("single" in text and _after_dot_or_quote(text, _SINGLE, "'\"")) or (
         "float" in text and _after_dot_or_quote(text, _FLOAT_ATTR, ""))
+
+
+def in_word(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a character of a word (as ``\\w``): a regex that would start
+    with ``\\b`` starts with its literal instead, searched far faster, and checks this
+    before each match."""
+    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
+
+
+def _bare_import(text: str) -> bool:
+    """``_BARE_IMPORT.search(text)``, tried only where ``import`` is: a search would try
+    every position of the text."""
+    start = text.find("import")
+    while start >= 0:
+        if _BARE_IMPORT.match(text, start):
+            return True
+        start = text.find("import", start + 1)
+    return False
 
 
 def _after_dot_or_quote(text: str, word: re.Pattern[str], quotes: str) -> bool:
@@ -199,7 +225,10 @@ def cast_call(text: str) -> bool:
     if ("float" in text or "half" in text or "double" in text) and _CAST_METHOD.search(text):
         return True
     # names_dtype accepts any spelling of "dtype" in the argument, in any case.
-    return bool(_TYPE_CAST.search(text) and _DTYPE_WORD.search(text.lower()))
+    if not _TYPE_CAST.search(text):
+        return False
+    lowered = text.lower()
+    return any(word in lowered for word in _DTYPE_WORDS)
 
 
 def literals(patterns: Iterable[str]) -> list[str] | None:

@@ -278,14 +278,16 @@ def _pinned_in_forward(index: Index, lines: Sequence[str], helpers=lambda: None)
     argument spells float32, unless it certainly casts back (then the rule reports
     nothing in it)."""
     for function in index(ast.FunctionDef, ast.AsyncFunctionDef):
+        calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
+        if not any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)):
+            continue
+        # The file's layer facts only where a function pins float32: they cost a walk of the file.
         if not (function.name.startswith("forward") or function.name in ("__call__", "call")):
             names = helpers()
             if names is not None and function.name not in names:
                 continue
-        calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
-        if any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)):
-            if not _casts_back(function, calls, lines):
-                return True
+        if not _casts_back(function, calls, lines):
+            return True
     return False
 
 

@@ -7,7 +7,7 @@ import re
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.flow import FileFlow
-from dtype_lint.core.shapes import Prefilter, literals, words
+from dtype_lint.core.shapes import Prefilter, in_word, literals, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
@@ -51,8 +51,11 @@ _SINK_WORDS = ("spawn", "start_processes", "Process", "Pool")
 _MAKERS = frozenset({"Pool", "ProcessPoolExecutor"})
 _SINK_CALLS = frozenset({"spawn", "start_processes", "Process", *_MAKERS})
 _POOL_CALLS = frozenset({*_POOL_METHODS["pool"], *_POOL_METHODS["executor"]})
-_SINK_CALL_TEXT = re.compile(r"\b(?:spawn|start_processes|Process|Pool|ProcessPoolExecutor)\s*\("
-                             r"|\.\s*(?:i?map\w*|starmap\w*|apply\w*|submit)\s*\(")
+# A sink's call in a text: `\b` + one of these (each searched from its literal start, far
+# faster than an alternation; the word boundary is checked apart), or a pool method.
+_SINK_CALL_TEXT = tuple(re.compile(rf"{word}\s*\(") for word in
+                        ("spawn", "start_processes", "Process", "Pool", "ProcessPoolExecutor"))
+_POOL_CALL_TEXT = re.compile(r"\.\s*(?:i?map\w*|starmap\w*|apply\w*|submit)\s*\(")
 _FILE_SINKS = re.compile(r"\b(?:spawn|start_processes|Process|Pool|ProcessPoolExecutor)\b")
 
 class UnpicklableProcessTarget(Rule):
@@ -128,15 +131,15 @@ class UnpicklableProcessTarget(Rule):
         def keeps(t, lc, u) -> bool:
             if any(w in t for w in _SINK_WORDS) or (sinks and extra.search(t)):
                 if u is None:
-                    return bool((sinks or _SINK_CALL_TEXT.search(t)) and may_make_source(t, lc, u))
+                    return bool((sinks or _sink_call(t)) and may_make_source(t, lc, u))
                 calls = [c for c in u.index(ast.Call) if sinks or _may_be_sink(c, u)]
                 if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
                     return True
-            if u is None or not (file_has(u.lines, _FILE_SINKS) or (sinks and file_has(u.lines, extra))):
+            if u is None or not (file_has(u, _FILE_SINKS, _SINK_WORDS) or (sinks and file_has(u, extra, tuple(sinks)))):
                 return False
             # A factory method (`self.make()` may send what it returns to a sink), or a
             # value stored on self here that may reach a sink in another method.
-            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
+            return returns_local(lc, u) or (stores_on_self(t, u) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(
             keeps,
@@ -245,6 +248,12 @@ class UnpicklableProcessTarget(Rule):
             return self._pool_kind(bound, depth + 1) if bound is not None else None
         return None
 
+
+
+def _sink_call(text: str) -> bool:
+    """Whether the text may call a sink (a spawn, a Process or pool, or a pool method)."""
+    return any(not in_word(text, m.start() - 1) for pattern in _SINK_CALL_TEXT for m in pattern.finditer(text)) or bool(
+        _POOL_CALL_TEXT.search(text))
 
 
 def _may_be_sink(call: ast.Call, u) -> bool:

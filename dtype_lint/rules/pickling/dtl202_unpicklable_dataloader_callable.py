@@ -80,11 +80,11 @@ class UnpicklableDataLoaderCallable(Rule):
                 calls = [c for c in u.index(ast.Call) if _may_pass_callable(c)]
                 if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
                     return True
-            if u is None or not file_has(u.lines, _LOADER_WORD):
+            if u is None or not file_has(u, _LOADER_WORD, ("DataLoader",)):
                 return False
             # A factory method (`self.make()` may give what it returns to a loader), or a
             # value stored on self here that may reach a loader in another method.
-            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
+            return returns_local(lc, u) or (stores_on_self(t, u) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(keeps, import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"),
                          body_words=BODY_WORDS)

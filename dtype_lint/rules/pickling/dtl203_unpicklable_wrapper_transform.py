@@ -58,15 +58,17 @@ class UnpicklableWrapperTransform(Rule):
     options_used = ("wrapper-transforms",)
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
-        keywords = words([p.rpartition(":")[2] for p in options.wrapper_transforms])
+        names = tuple(sorted({p.rpartition(":")[2] for p in options.wrapper_transforms}))
+        keywords = words(list(names))
+
         def keeps(t, lc, u) -> bool:
-            if keywords.search(t) and may_make_source(t, lc, u):
+            if any(name in t for name in names) and may_make_source(t, lc, u):
                 return True
-            if u is None or not file_has(u.lines, keywords):
+            if u is None or not file_has(u, keywords, names):
                 return False
             # A factory method (`self.make()` may give what it returns to a wrapper), or a
             # value stored on self here that may reach a wrapper in another method.
-            return returns_local(lc, u) or (stores_on_self(u) and may_make_source(t, lc, u, via_self=False))
+            return returns_local(lc, u) or (stores_on_self(t, u) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(keeps, import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"),
                          body_words=BODY_WORDS)

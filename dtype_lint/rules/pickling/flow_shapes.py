@@ -16,46 +16,56 @@ import re
 from typing import Sequence
 
 from dtype_lint.core.flow import HOLDERS
-from dtype_lint.core.shapes import Syntax, lines_of
+from dtype_lint.core.shapes import Syntax, in_word, lines_of
 
 # A function kept as context keeps its body when it may make a source: a lambda, a
 # partial, or a yield (a generator function); nested definitions keep it anyway.
 BODY_WORDS = re.compile(r"\blambda\b|partial|\byield\b")
 
-# Per file (its lines, as the prefilter holds them): the text, and answers already given.
-_file: dict = {"lines": None}
 
-
-def _of(lines: Sequence[str]) -> dict:
-    if _file["lines"] is not lines:
-        _file.clear()
-        _file.update(lines=lines, text="\n".join(lines), has={}, functions={}, stores={})
-    return _file
-
-
-def file_text(lines: Sequence[str]) -> str:
-    """The whole file's text, joined once per file."""
-    return _of(lines)["text"]
-
-
-def file_has(lines: Sequence[str], pattern: re.Pattern[str]) -> bool:
-    """Whether the file's text matches ``pattern``, searched once per file."""
-    has = _of(lines)["has"]
+def file_has(u: Syntax, pattern: re.Pattern[str], words: tuple[str, ...]) -> bool:
+    """Whether the file's text matches ``pattern``, searched once per file. Every match
+    holds one of ``words``: looking for them first (`in`) spares most files the search."""
+    has = u.file_memo.setdefault("has", {})
     if pattern not in has:
-        has[pattern] = bool(pattern.search(_of(lines)["text"]))
+        text = u.file_text
+        has[pattern] = any(word in text for word in words) and bool(pattern.search(text))
     return has[pattern]
 
 
-def stores_on_self(u: Syntax) -> bool:
-    """Whether the unit stores on an attribute of ``self`` a value the flow may take for
-    a source: another method may send it to a sink."""
-    return any(isinstance(owner, ast.Name) and owner.id == "self" for owner, _ in callable_stores(u))
+def stores_on_self(text: str, u: Syntax) -> bool:
+    """Whether the unit (its text: ``text``) stores on an attribute of ``self`` a value the
+    flow may take for a source: another method may send it to a sink."""
+    return "self" in text and any(isinstance(owner, ast.Name) and owner.id == "self"
+                                  for owner, _ in callable_stores(text, u))
 
 
 _NESTED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 # Names of parameters that may hold a generator (core.flow's _holds_generator).
 GENERATOR_PARAM = re.compile(r"(?:^|_)gen(?:erator)?$")
 GENERATOR_WORDS = re.compile(r"\bgen\b|_gen\b|generator|Generator|Iterator|\byield\b")
+# The same words that end a word, searched from their first letter (a search for a
+# literal start is far faster than one for an alternation); the start is checked apart.
+_WORD_END = {"gen": re.compile(r"gen\b"), "yield": re.compile(r"yield\b")}
+
+
+def generator_words(text: str) -> bool:
+    """``GENERATOR_WORDS.search(text)``: its literal words by ``in``, ``gen`` (at a word's
+    start or after ``_``) and ``yield`` (at a word's start) by a search each."""
+    if "generator" in text or "Generator" in text or "Iterator" in text:
+        return True
+    return any(word in text and any(not in_word(text, m.start() - 1) or (word == "gen" and text[m.start() - 1] == "_")
+                                    for m in _WORD_END[word].finditer(text)) for word in _WORD_END)
+# Text tests that let a unit skip the ast where it cannot hold a source (see
+# _may_hold_source): literal words first (`in` scans far faster than a regex), for
+# lambdas, partials and generator parameters or annotations (GENERATOR_PARAM and
+# GENERATOR_WORDS hold "gen", "Gen" or "Iterator").
+_SOURCE_WORDS = ("lambda", "partial", "gen", "Gen", "Iterator", "yield")
+_DEFINITION = re.compile(r"\b(?:def|class)\b")
+# A call of a call's result (`wraps(f)(g)`): comments and line continuations may lie between.
+_CALL_OF_CALL = re.compile(r"\)(?:[\s\\]|#[^\n]*\n)*\(")
+# `forward` not called: where a store to `.forward` may be.
+_FORWARD = re.compile(r"\bforward\b(?![ \t]*\()")
 
 
 def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True) -> bool:
@@ -64,13 +74,14 @@ def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True
     generator function's call), ``self.attr`` (stored by another method; not with
     ``via_self=False``), or a call of a function of the file that may return a local
     function. Without the unit's syntax, any call counts."""
-    if lc or (via_self and "self" in text) or GENERATOR_WORDS.search(text):
+    if lc or (via_self and "self" in text) or generator_words(text):
         return True
     if u is None:
         return "(" in text
-    if u.index(ast.GeneratorExp):
+    # A generator expression holds `for`; a factory's call, its name.
+    if "for" in text and u.index(ast.GeneratorExp):
         return True
-    return any(factory_call(call, u) for call in u.index(ast.Call))
+    return _mentions_factory(text, u) and any(factory_call(call, u) for call in u.index(ast.Call))
 
 
 def factory_call(call: ast.Call, u: Syntax) -> bool:
@@ -83,11 +94,83 @@ def factory_call(call: ast.Call, u: Syntax) -> bool:
         name = func.id
     else:
         return False
-    functions = _of(u.lines)["functions"]
+    return _factory(name, u)
+
+
+def _factory(name: str, u: Syntax) -> bool:
+    """Whether the file's functions called ``name`` may return a local function or a
+    generator (their text holds a lambda, a partial or a yield, or more than one
+    definition), answered once per file and name."""
+    functions = u.file_memo.setdefault("factories", {})
     if name not in functions:
         body = u.function_text(name)
-        functions[name] = bool(body) and bool(BODY_WORDS.search(body) or len(_NESTED.findall(body)) > 1)
+        # Literal tests first: each regex match holds one of these words.
+        functions[name] = bool(body) and bool(
+            (("lambda" in body or "partial" in body or "yield" in body) and BODY_WORDS.search(body))
+            or (body.count("def") + body.count("class") > 1 and len(_NESTED.findall(body)) > 1))
     return functions[name]
+
+
+def _mentions_factory(text: str, u: Syntax) -> bool:
+    """Whether the text may call, as ``factory_call`` reads calls, a function of the file
+    that it takes for a factory (all of them found once per file)."""
+    memo = u.file_memo
+    if "factory_names" not in memo:
+        memo["factory_names"] = frozenset(name for name in u.function_names() if _factory(name, u))
+    return any(name in text and _may_call(text, name) for name in memo["factory_names"])
+
+
+_BLANK = " \t\n\r\f\\"  # what may lie between two tokens of a call, but comments
+
+
+def _may_call(text: str, name: str) -> bool:
+    """Whether ``name`` is in the text as a whole word that may be called as ``name(...)``
+    or ``self.name(...)``: not after ``def``/``class``, and after a dot only where the
+    receiver may be ``self`` (or a comment hides it)."""
+    start = text.find(name)
+    while start >= 0:
+        if not (in_word(text, start - 1) or in_word(text, start + len(name))):
+            before = _skip_blank(text, start - 1)
+            if before < 0:
+                return True
+            if text[before] == ".":
+                receiver = _skip_blank(text, before - 1)
+                while receiver >= 0 and text[receiver] == ")":  # `(self).name`
+                    receiver = _skip_blank(text, receiver - 1)
+                line = text[text.rfind("\n", 0, receiver + 1) + 1:receiver + 1]
+                if receiver < 3 or "#" in line or (text[receiver - 3:receiver + 1] == "self"
+                                                  and not in_word(text, receiver - 4)):
+                    return True
+            elif not any(text[before - len(word) + 1:before + 1] == word and not in_word(text, before - len(word))
+                         for word in ("def", "class")):
+                return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _skip_blank(text: str, i: int) -> int:
+    """The index of the last character at or before ``i`` that is not blank."""
+    while i >= 0 and text[i] in _BLANK:
+        i -= 1
+    return i
+
+
+def _may_hold_source(text: str, u: Syntax) -> bool:
+    """Whether the unit's text (``text``) may hold a value ``_may_be_callable`` accepts,
+    so that ``callable_stores`` need not walk its ast where it cannot: a lambda, a
+    partial, a generator (expression, parameter or annotation), a nested definition (or
+    a name a decorator of the unit's function takes), a store to ``forward``, a call of
+    a call, or a call of a factory of the file."""
+    if any(word in text for word in _SOURCE_WORDS):
+        return True
+    own = u.nodes[0]
+    if len(_DEFINITION.findall(text)) > isinstance(own, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    if isinstance(own, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Name) for d in own.decorator_list):
+        return True
+    return bool("setattr" in text or _FORWARD.search(text) or _CALL_OF_CALL.search(text)
+                or _mentions_factory(text, u) or ("for" in text and u.index(ast.GeneratorExp)))
 
 
 def returns_local(lc: bool, u: Syntax | None) -> bool:
@@ -100,11 +183,24 @@ def returns_local(lc: bool, u: Syntax | None) -> bool:
     if not own.args.args or own.args.args[0].arg != "self":
         return False  # a function is kept by name where it is called; a method is not
     # Only where the file calls it through self.
-    if not re.search(rf"\bself\s*\.\s*{re.escape(own.name)}\s*\(", file_text(u.lines)):
+    if own.name not in _called_through_self(u):
         return False
     local = {n.name for n in u.index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
     return any(isinstance(n, ast.Lambda) or (isinstance(n, ast.Name) and n.id in local)
                for r in u.index(ast.Return) if r.value is not None for n in ast.walk(r.value))
+
+
+# Searched without a leading `\b` (a literal start is found far faster); the word
+# boundary before `self` is checked on each match.
+_SELF_CALL = re.compile(r"self\s*\.\s*(\w+)\s*\(")
+
+
+def _called_through_self(u: Syntax) -> set[str]:
+    """The names the file calls as ``self.name(...)``, found once per file."""
+    if "self_calls" not in u.file_memo:
+        text = u.file_text
+        u.file_memo["self_calls"] = {m.group(1) for m in _SELF_CALL.finditer(text) if not in_word(text, m.start() - 1)}
+    return u.file_memo["self_calls"]
 
 
 def self_argument(call: ast.Call) -> bool:
@@ -119,19 +215,23 @@ def callee(node: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def callable_stores(u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
-    """(receiver, value) for each attribute store (or ``setattr``) of the unit whose value
-    the flow may take for a source: a lambda, a generator, a ``partial``, a wrapper of
-    ``forward``, a call of a factory of the file, a transform container holding one, or a
-    name this unit binds to one (or a parameter it may take for a generator or a wrapped
-    function). The unit's own function is not local to itself."""
-    cache = _of(u.lines)["stores"]
-    if id(u) in cache:
-        return cache[id(u)][1]
+def callable_stores(text: str, u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
+    """(receiver, value) for each attribute store (or ``setattr``) of the unit (its text:
+    ``text``) whose value the flow may take for a source: a lambda, a generator, a
+    ``partial``, a wrapper of ``forward``, a call of a factory of the file, a transform
+    container holding one, or a name this unit binds to one (or a parameter it may take
+    for a generator or a wrapped function). The unit's own function is not local to
+    itself."""
+    if "stores" not in u.memo:
+        u.memo["stores"] = _callable_stores(u) if _may_hold_source(text, u) else []
+    return u.memo["stores"]
+
+
+def _callable_stores(u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
     index, lines, own = u.index, u.lines, u.nodes[0]
     local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
     local.update(a.arg for a in index(ast.arg) if GENERATOR_PARAM.search(a.arg) or (
-        a.annotation is not None and GENERATOR_WORDS.search(lines_of(a.annotation, lines))))
+        a.annotation is not None and generator_words(lines_of(a.annotation, lines))))
     for node in index(ast.FunctionDef, ast.AsyncFunctionDef):
         for d in node.decorator_list:  # @wraps(func): func is the decorated function
             if isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Name):
@@ -145,10 +245,7 @@ def callable_stores(u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
     pairs += [(c.args[0], c.args[2], True) for c in index(ast.Call)
               if isinstance(c.func, ast.Name) and c.func.id == "setattr" and len(c.args) == 3]
     # A wrapper of forward counts where it replaces forward (DTL204's _wraps_forward).
-    stores = [(owner, value) for owner, value, forward in pairs
-              if _may_be_callable(value, local, lines, u, forward)]
-    cache[id(u)] = (u, stores)  # the unit is kept alive with its answer, so its id stays its own
-    return stores
+    return [(owner, value) for owner, value, forward in pairs if _may_be_callable(value, local, lines, u, forward)]
 
 
 def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str], u: Syntax, forward: bool = False) -> bool:

@@ -27,7 +27,7 @@ TREE_MAPS = frozenset(
 _NOT_PARAMS = ("grad", "update", "batch", "input", "output", "logit", "loss", "metric", "label")
 
 
-_TREE_MAP = re.compile(r"tree_map|tree\.map|map_with_path")
+_TREE_MAP = ("tree_map", "tree.map", "map_with_path")  # literals: `in` finds them faster than a regex
 # The last part of every name in TREE_MAPS (an alias is a followed name).
 _TREE_MAP_NAMES = frozenset({"tree_map", "map", "tree_map_with_path", "map_with_path"})
 _LEAF_CAST = re.compile(r"astype|\.\s*to\s*\(|\.\s*view\s*\(|array\s*\(")
@@ -79,7 +79,7 @@ class TreeMapRecast(Rule):
     )
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: bool(_TREE_MAP.search(t)) and (
+        return Prefilter(lambda t, lc, u: any(word in t for word in _TREE_MAP) and (
             u is None or _tree_map_cast(u.index, u.lines, u.function_text)),
             import_words=("tree",),
             # A function passed to a tree map by name is read through the name.

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Prefilter, cast_call
+from dtype_lint.core.shapes import Prefilter, cast_call, in_word
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.core.roles import roles
 from dtype_lint.rules.patterns import cast_dtype_name, cast_target
 
-_ITEMS = re.compile(r"\bitems\b")
+_ITEMS = re.compile(r"items\b")  # after a word's start (see shapes.in_word)
 
 class StateDictRecast(Rule):
     doc = RuleDoc(
@@ -59,7 +59,8 @@ class StateDictRecast(Rule):
     triggers = (".items()",)
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: "items" in t and bool(_ITEMS.search(t)) and cast_call(t),
+        return Prefilter(lambda t, lc, u: "items" in t and cast_call(t) and any(
+                             not in_word(t, m.start() - 1) for m in _ITEMS.finditer(t)),
                          import_words=("items", *("float", "half", "double", "bfloat16", "dtype")))
 
     valid = (

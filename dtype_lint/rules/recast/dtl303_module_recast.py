@@ -8,7 +8,7 @@ from typing import Callable
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.roles import DEVICE_MOVES, factory_name, key_of, models_path, roles
 from dtype_lint.core.shapes import (Index, Names, Prefilter, cast_call, literals, module_type, named_module,
-                                     qualified_names, words)
+                                     qualified_names)
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -110,9 +110,9 @@ class ModuleRecast(Rule):
         helpers = literals(options.cast_helpers)
         if helpers is None:
             return None
-        named = words(helpers)
         return Prefilter(
-            lambda t, lc, u: bool(named.search(t)) or (cast_call(t) and (u is None or _module_cast(u.index, u.names))),
+            lambda t, lc, u: any(helper in t for helper in helpers) or (
+                cast_call(t) and (u is None or _module_cast(u.index, u.names))),
             import_words=("convert", "cast", "to_fp16", "to_bf16", *("float", "half", "double", "bfloat16", "dtype")),
             configured=tuple(helpers),
         )
