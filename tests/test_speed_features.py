@@ -118,6 +118,12 @@ TRICKY = {
     # DTL102: LibCST nests `a or b or c` and counts keywords as arguments.
     "fallback inside an or chain": "import torch\n\n\ndef f(d):\n    return d or torch.float32 or None\n",
     "get with a keyword default": "import torch\n\n\ndef f(m, k):\n    return m.get(k, default=torch.float32)\n",
+    # DTL103 asks which frameworks the whole file imports, function-level imports
+    # included, not what the prefilter kept (found by Hypothesis).
+    "jax imported inside a function of a torch file": "import torch\n\n\ndef _wrapped(self, x):\n"
+                                                       "    import jax.numpy as jnp\n\n    class L(nn.Module):\n"
+                                                       "        def __call__(self, x):\n"
+                                                       "            return x.astype(jnp.float32) * 2\n",
 }
 
 
