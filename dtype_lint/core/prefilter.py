@@ -274,7 +274,7 @@ class _Planner:
             shapes.collect(self.outer, aliases, bindings)
             classes = frozenset(_named(self.text, _CLASS_NAME))
             self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
-                self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.text))
+                self.options.module_bases), tuple(self.options.module_names), functools.partial(roles.module_keys, self.text))
         return self._names
 
     def functions(self) -> dict[str, list[int]]:
