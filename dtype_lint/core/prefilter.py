@@ -273,8 +273,9 @@ class _Planner:
             bindings: dict[str, list[ast.AST]] = {}
             shapes.collect(self.outer, aliases, bindings)
             classes = frozenset(_named(self.text, _CLASS_NAME))
-            self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
-                self.options.module_bases), tuple(self.options.module_names), functools.partial(roles.module_keys, self.text))
+            bases = TORCH_MODULE_BASES | frozenset(self.options.module_bases)
+            self._names = shapes.Names(aliases, classes, bindings, bases, tuple(self.options.module_names),
+                                       functools.partial(roles.module_keys, self.text))
         return self._names
 
     def functions(self) -> dict[str, list[int]]:
