@@ -273,8 +273,9 @@ class _Planner:
             bindings: dict[str, list[ast.AST]] = {}
             shapes.collect(self.outer, aliases, bindings)
             classes = frozenset(_named(self.text, _CLASS_NAME))
-            self._names = shapes.Names(aliases, classes, bindings, TORCH_MODULE_BASES | frozenset(
-                self.options.module_bases), tuple(self.options.module_names), roles.module_keys(self.text))
+            bases = TORCH_MODULE_BASES | frozenset(self.options.module_bases)
+            self._names = shapes.Names(aliases, classes, bindings, bases, tuple(self.options.module_names),
+                                       functools.partial(roles.module_keys, self.text))
         return self._names
 
     def functions(self) -> dict[str, list[int]]:
@@ -389,7 +390,9 @@ class _Planner:
             unit.is_function and ("def " in body or "class " in body) and bool(_NESTED_DEF.search(body)))
         syntax = self.syntax(position)
         matched = {code for code, declared in self.active.items() if declared.keeps(text, local, syntax)}
-        mentioned = set(self.tainted_words.findall(self.texts[position])) if self.tainted_words else set()
+        # Each name the regex finds is a substring: `in` rules most units out far faster.
+        mentioned = set(self.tainted_words.findall(self.texts[position])) if self.tainted_words and any(
+            name in self.texts[position] for name in self.tainted) else set()
         # Imports inside the unit (a function's own) are not among the file's tainted
         # names; a plain import statement's names are.
         inner = {} if "import" not in text or isinstance(node, (ast.Import, ast.ImportFrom)) else dict(

@@ -45,6 +45,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import fnmatch
+import functools
 import re
 from typing import TYPE_CHECKING, Iterable
 
@@ -316,9 +317,10 @@ def _module_keys(text: str) -> set[str]:
     return keys
 
 
+@functools.lru_cache(maxsize=1)
 def module_keys(text: str) -> frozenset[str]:
     """For the prefilter: keys of receivers the file uses as modules, as
-    :func:`file_facts` finds them."""
+    :func:`file_facts` finds them (kept for the last file, whose units ask in turn)."""
     return frozenset(_module_keys(text))
 
 

@@ -261,8 +261,9 @@ class Names:
     bindings: dict[str, list[ast.AST]]
     module_bases: frozenset[str]  # qualified names that make a class a torch module
     module_names: tuple[str, ...]  # receiver names taken to be modules (`module-names`)
-    # Keys of receivers the whole file uses as modules (core.roles.module_keys).
-    module_keys: frozenset[str] = frozenset()
+    # Keys of receivers the whole file uses as modules (core.roles.module_keys), found
+    # when a shape first asks: searching the whole text costs more than most files' tests.
+    module_keys: Callable[[], frozenset[str]] = frozenset
 
     def add(self, nodes: Iterable[ast.AST]) -> "Names":
         """These names plus the imports and bindings among ``nodes`` (a unit's)."""

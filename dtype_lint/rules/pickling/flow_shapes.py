@@ -104,11 +104,28 @@ def _factory(name: str, u: Syntax) -> bool:
     functions = u.file_memo.setdefault("factories", {})
     if name not in functions:
         body = u.function_text(name)
-        # Literal tests first: each regex match holds one of these words.
+        # BODY_WORDS.search(body) by literal finds (far faster than its alternation), and
+        # _NESTED.findall only where enough definitions may be.
         functions[name] = bool(body) and bool(
-            (("lambda" in body or "partial" in body or "yield" in body) and BODY_WORDS.search(body))
-            or (body.count("def") + body.count("class") > 1 and len(_NESTED.findall(body)) > 1))
+            "partial" in body or _has_word(body, "lambda") or _has_word(body, "yield")
+            or (_spaced_definitions(body) > 1 and len(_NESTED.findall(body)) > 1))
     return functions[name]
+
+
+def _has_word(text: str, word: str) -> bool:
+    """Whether ``word`` is in the text as a whole word (``\\bword\\b``)."""
+    start = text.find(word)
+    while start >= 0:
+        if not (in_word(text, start - 1) or in_word(text, start + len(word))):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def _spaced_definitions(text: str) -> int:
+    """How often ``def`` or ``class`` is followed by a space or a tab: at least the number
+    of ``_NESTED`` matches (`default` and `classmethod` do not count)."""
+    return sum(text.count(word + blank) for word in ("def", "class") for blank in " \t")
 
 
 def _mentions_factory(text: str, u: Syntax) -> bool:
@@ -164,12 +181,15 @@ def _may_hold_source(text: str, u: Syntax) -> bool:
     if any(word in text for word in _SOURCE_WORDS):
         return True
     own = u.nodes[0]
-    if len(_DEFINITION.findall(text)) > isinstance(own, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    # Each word the regex finds is one of these substrings: counting them (far faster)
+    # spares most units the search.
+    defined = isinstance(own, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    if text.count("def") + text.count("class") > defined and len(_DEFINITION.findall(text)) > defined:
         return True
     if isinstance(own, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
             isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Name) for d in own.decorator_list):
         return True
-    return bool("setattr" in text or _FORWARD.search(text) or _CALL_OF_CALL.search(text)
+    return bool("setattr" in text or ("forward" in text and _FORWARD.search(text)) or _CALL_OF_CALL.search(text)
                 or _mentions_factory(text, u) or ("for" in text and u.index(ast.GeneratorExp)))
 
 

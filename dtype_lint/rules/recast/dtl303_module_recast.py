@@ -256,7 +256,7 @@ def _module_cast(index: Index, names: Callable[[], Names]) -> bool:
 def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
     """Whether core.roles.Roles.module_reason may find ``expr`` to be a module: what
     shapes.may_be_module accepts, plus copies, factories, device moves and receivers the
-    file uses as modules (``names.module_keys``)."""
+    file uses as modules (``names.module_keys()``)."""
     if depth > 6:
         return True  # a chain of bindings too long to follow: keep the unit
     if isinstance(expr, ast.Call):
@@ -269,7 +269,7 @@ def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
         return isinstance(func, ast.Attribute) and name in DEVICE_MOVES and _may_be_module(
             func.value, names, depth + 1)
     if isinstance(expr, ast.Name):
-        if expr.id == "self" or named_module(expr.id, names) or key_of(expr.id) in names.module_keys:
+        if expr.id == "self" or named_module(expr.id, names) or key_of(expr.id) in names.module_keys():
             return True
         return any(
             (isinstance(value, (ast.Name, ast.Attribute)) and module_type(value, names))
@@ -277,7 +277,7 @@ def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
             for value in names.bindings.get(expr.id, ())
         )
     if isinstance(expr, ast.Attribute):
-        return key_of(expr.attr) in names.module_keys or (
+        return key_of(expr.attr) in names.module_keys() or (
             isinstance(expr.value, ast.Name) and expr.value.id == "self" and named_module(expr.attr, names))
     return False
 
