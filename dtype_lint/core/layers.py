@@ -135,6 +135,9 @@ class LayerFacts:
         self._benign_params: dict[tuple[Key, str], bool] = {}
         self._benign_fields: dict[tuple[str, str], bool] = {}
         self._quantised: dict[Key, bool] = {}
+        self._casts_back: dict[tuple[str | None, str], bool] = {}  # callee -> it casts back
+        self._self_stores: dict[Key, list[tuple[str, ast.AST]]] = {}
+        self._casts: dict[Key, set[str]] = {}
         if tree is None:
             return
         self._collect(tree)
@@ -158,7 +161,7 @@ class LayerFacts:
         return any(attr == name and isinstance(value, ast.Call) and self._layer_constructor(value.func)
                    for member in self._family(cls) if member in self.classes
                    for method in self.classes[member].methods.values()
-                   for attr, value in _self_stores(method.node))
+                   for attr, value in self._stores(method))
 
     def has_method(self, cls: str | None, name: str) -> bool:
         """Whether ``self.<name>`` is a method of the class (or an in-file base), not a
@@ -169,9 +172,13 @@ class LayerFacts:
     def callee_casts_back(self, cls: str | None, name: str) -> bool:
         """Whether ``self.<name>`` (a method of ``cls``, when given) or the module-level
         function ``name`` casts back to a dtype that follows its inputs."""
-        info = self.classes.get(cls) if cls else None
-        target = self._method(info, name) if info is not None else None if cls else self.top_functions.get(name)
-        return target is not None and any(isinstance(n, ast.Call) and _casts_back(n) for n in walk(target.node))
+        memo = self._casts_back.get((cls, name))
+        if memo is None:
+            info = self.classes.get(cls) if cls else None
+            target = self._method(info, name) if info is not None else None if cls else self.top_functions.get(name)
+            memo = self._casts_back[(cls, name)] = target is not None and any(
+                isinstance(n, ast.Call) and _casts_back(n) for n in walk(target.node))
+        return memo
 
     def on_forward_path(self, key: Key) -> bool:
         """A layer's forward, or a function of this file that one calls (not cast back)."""
@@ -197,7 +204,8 @@ class LayerFacts:
             memo = any(_quantise_word(n) for n in (*key[1], owner.name if owner else "")) or (
                 function is not None and any(_quantised_node(n) for n in walk(function.node))) or (
                 owner is not None and any(_quantised_node(n, calls=False) for method in owner.methods.values()
-                                          for value in _stored_values(method.node) for n in walk(value)))
+                                          for value in _stored_values(method.node, self._stores(method))
+                                          for n in walk(value)))
             self._quantised[key] = memo
         return memo
 
@@ -317,7 +325,7 @@ class LayerFacts:
 
     def _calls_layers(self, cls: _Class) -> bool:
         """A forward calls ``self.<attr>(...)`` where ``self.<attr>`` is built from a layer."""
-        built = {attr for method in cls.methods.values() for attr, value in _self_stores(method.node)
+        built = {attr for method in cls.methods.values() for attr, value in self._stores(method)
                  if isinstance(value, ast.Call) and self._layer_constructor(value.func)}
         if not built:
             return False
@@ -347,7 +355,7 @@ class LayerFacts:
             todo.extend(self.forwards(cls))
             # Lambdas a layer stores on itself run when its forward calls them.
             for method in cls.methods.values():
-                for _, value in _self_stores(method.node):
+                for _, value in self._stores(method):
                     if isinstance(value, ast.Lambda):
                         todo.extend(self._callees(value.body, method, set()))
         seen: set[Key] = set()
@@ -362,7 +370,7 @@ class LayerFacts:
 
     def _callees(self, root: ast.AST, caller: _Function, cast_names: set[str]) -> Iterator[_Function]:
         """Functions of this file called in ``root`` whose result is not cast back."""
-        casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
+        casts = self._cast_names(caller)
         for node in walk(root):
             if not isinstance(node, ast.Call) or self._cast_back_at(node, casts):
                 continue
@@ -380,6 +388,22 @@ class LayerFacts:
         statistic handed to the helper that normalises and casts the output)."""
         return {arg.id for node in walk(function) if isinstance(node, ast.Call) and self._casting_callee(node)
                 for arg in (*node.args, *(k.value for k in node.keywords)) if isinstance(arg, ast.Name)}
+
+    def _cast_names(self, function: _Function) -> set[str]:
+        """Names whose values the function casts back, itself or through a helper of the
+        file that casts back, found once."""
+        found = self._casts.get(function.key)
+        if found is None:
+            found = self._casts[function.key] = _cast_receivers(function.node) | self._passed_to_casting(
+                function.node)
+        return found
+
+    def _stores(self, function: _Function) -> list[tuple[str, ast.AST]]:
+        """The function's ``self.<attribute> = value`` stores, found once."""
+        found = self._self_stores.get(function.key)
+        if found is None:
+            found = self._self_stores[function.key] = list(_self_stores(function.node))
+        return found
 
     def _class_of(self, function: _Function) -> _Class | None:
         name = function.key[0]
@@ -560,7 +584,7 @@ class LayerFacts:
         for caller in self.functions.values():
             if caller.key[0] not in self._family(function.cls):
                 continue
-            casts = _cast_receivers(caller.node) | self._passed_to_casting(caller.node)
+            casts = self._cast_names(caller)
             at_init = _at_init(caller.key[1][0])
             for node in walk(caller.node):
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -648,10 +672,10 @@ def _self_stores(function: ast.AST) -> Iterator[tuple[str, ast.AST]]:
                 yield node.target.attr, node.value
 
 
-def _stored_values(function: ast.AST) -> Iterator[ast.AST]:
-    """What the function stores on ``self``: assigned attributes and registered buffers
-    or parameters."""
-    yield from (value for _, value in _self_stores(function))
+def _stored_values(function: ast.AST, stores: list[tuple[str, ast.AST]]) -> Iterator[ast.AST]:
+    """What the function stores on ``self``: assigned attributes (its ``stores``) and
+    registered buffers or parameters."""
+    yield from (value for _, value in stores)
     for node in walk(function):
         if isinstance(node, ast.Call) and last_name(node.func) in ("register_buffer", "register_parameter"):
             yield from node.args[1:]
@@ -779,7 +803,7 @@ def facts(text: str, options, tree: ast.Module | None = None) -> LayerFacts:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None
         found = _MEMO[key] = LayerFacts(tree, key[1], key[2])
-        if len(_MEMO) > 8:
+        if len(_MEMO) > 2:
             _MEMO.popitem(last=False)
     return found
 
