@@ -62,7 +62,7 @@ import fnmatch
 import warnings
 from typing import Iterable, Iterator
 
-from dtype_lint.core.shapes import last_name, walk
+from dtype_lint.core.shapes import dotted, last_name, walk
 from dtype_lint.frameworks.bases import LOSS_CLASSES
 
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
@@ -278,14 +278,12 @@ class LayerFacts:
         visit(tree.body, None, ())
 
     def resolve(self, node: ast.AST) -> str | None:
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        """The dotted name with its head import written out."""
+        name = dotted(node)
+        if name is None:
             return None
-        parts.append(self.aliases.get(node.id, node.id))
-        return ".".join(reversed(parts))
+        head, dot, rest = name.partition(".")
+        return self.aliases.get(head, head) + dot + rest
 
     # -- layers ----------------------------------------------------------------------
 

@@ -50,7 +50,7 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Index, last_name
+from dtype_lint.core.shapes import Index, dotted, last_name
 
 if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
@@ -149,17 +149,6 @@ class FileFacts:
     classes: dict[str, ClassFacts]
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _strip_moves(node: ast.AST) -> ast.AST:
     """`model.cuda().eval()`'s receiver `model.cuda()` is `model`."""
     while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -245,7 +234,7 @@ def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") ->
             if owner is not None:
                 owner.trains = True
         if isinstance(func, ast.Attribute):
-            receiver = _dotted(_strip_moves(func.value))
+            receiver = dotted(_strip_moves(func.value))
             if receiver is not None and receiver.split(".")[0] == "self":
                 owner = innermost(node.lineno)
                 if owner is None:
@@ -264,7 +253,7 @@ def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") ->
         for node in index(ast.Assign):
             # `m = self.model.eval()`: both names are in eval mode.
             if len(node.targets) == 1 and isinstance(node.value, ast.Call) and _ast_evaluates(node.value, options):
-                target = _dotted(node.targets[0])
+                target = dotted(node.targets[0])
                 owner = innermost(node.lineno)
                 if target is not None and target.startswith("self.") and owner is not None:
                     owner.evaluated.add(target)

@@ -134,6 +134,18 @@ def walk(root: ast.AST, parents: dict[int, ast.AST] | None = None) -> list[ast.A
     return out
 
 
+def dotted(node: ast.AST) -> str | None:
+    """The dotted name of a Name/Attribute chain (``a.b.f``) as written, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
 def last_name(node: ast.AST) -> str | None:
     """The last part of a dotted name (``f`` of ``a.b.f``, ``f`` of ``f``), else None."""
     if isinstance(node, ast.Attribute):

@@ -194,6 +194,12 @@ def numpy_dtypes_on_host(ctx: FileContext, options: Options) -> bool:
     return not ctx.layers(options).imports_any(NUMPY_DTYPE_FRAMEWORKS)
 
 
+def host_side_dtype(dtype: cst.BaseExpression, ctx: FileContext, options: Options) -> bool:
+    """A NumPy dtype (``np.float32``) where no framework takes one as a compute dtype
+    (torch code): what it types is a NumPy array, host-side data."""
+    return (ctx.resolve(dtype) or "").startswith("numpy.") and numpy_dtypes_on_host(ctx, options)
+
+
 def matches_any(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 

@@ -12,7 +12,7 @@ from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import is_float32
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import matches_any, module_kind, numpy_dtypes_on_host
+from dtype_lint.rules.patterns import host_side_dtype, matches_any, module_kind
 
 
 class Float32DtypeDefault(Rule):
@@ -162,14 +162,8 @@ class Float32DtypeDefault(Rule):
             return
         if is_float32(node.default, self.ctx) and not (
                 function is not None and self.ctx.layers(self.options).benign_param(key_of(self.ctx), node.name.value)
-        ) and not self._host_data(node.default):
+        ) and not host_side_dtype(node.default, self.ctx, self.options):
             self._flag(node.name.value, node.default)
-
-    def _host_data(self, default: cst.BaseExpression) -> bool:
-        """A NumPy dtype where no framework takes one as a compute dtype (torch code): the
-        function makes NumPy arrays, host-side data."""
-        qualified = self.ctx.resolve(default) or ""
-        return qualified.startswith("numpy.") and numpy_dtypes_on_host(self.ctx, self.options)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, cst.Name):

@@ -81,19 +81,20 @@ class Float32InForward(Rule):
             `.to(kept)`). Array constructors with a positional dtype
             (`jnp.asarray(w, jnp.float32)`) count.
 
-            Also not reported (facts shared with the other float32 rules): quantised code
-            (a function or class using `uint8`/`int8`/`float8_*` storage or calls that
+            Also not reported (facts shared with the other float32 rules): quantised code (a
+            function or class using `uint8`/`int8`/`float8_*` storage or calls that
             quantise: scales, lookup tables and biases that low-bit kernels take in
-            float32), a bit reinterpretation (`w.view(dtype=torch.float32)`), a value
-            stored as a parameter or buffer, a cast whose receiver is a whole module
-            (`core.roles` says so, or the result is unused: `self.vae.to(torch.float32)`
-            casts in place, which only a module does; DTL303 judges module casts), code in a class named for a rotary or frequency table, a
-            float32 value handed to a function or method of the file that casts its
-            result back, or to a table builder (`self.rope(..., dtype=torch.float32)`),
-            and test code. A value counts as cast back when a name holding it appears
-            anywhere in the receiver of a cast back (`(x + table).to(x.dtype)`,
-            `grid_sample(t, grid).to(x.dtype)`), also past method calls on a helper's
-            result (`helper(c).flip(-1)`).
+            float32), a bit reinterpretation (`w.view(dtype=torch.float32)`), a
+            value stored as a parameter or buffer, a cast whose receiver is a whole
+            module (`core.roles` says so, or the result is unused:
+            `self.vae.to(torch.float32)` casts in place, which only a module does;
+            DTL303 judges module casts), code in a class named for a rotary or
+            frequency table, a float32 value handed to a function or method of the
+            file that casts its result back, or to a table builder (`self.rope(...,
+            dtype=torch.float32)`), and test code. A value counts as cast back when
+            a name holding it appears anywhere in the receiver of a cast back (`(x +
+            table).to(x.dtype)`, `grid_sample(t, grid).to(x.dtype)`), also past
+            method calls on a helper's result (`helper(c).flip(-1)`).
             """,
         why_bad="""
             Inside a layer, a pinned float32 makes every later operation float32: a
@@ -143,8 +144,9 @@ class Float32InForward(Rule):
             # Functions of the file on a layer's forward path (core.layers), by name.
             return layer_facts(u.file_text, options, u.file_tree).helper_names if u.file_text else None
 
-        return Prefilter(lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines, lambda: helpers(u))),
-                         import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
+        return Prefilter(
+            lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines, lambda: helpers(u))),
+            import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
 
     valid = (
         "class L(nn.Module):\n    def forward(self, x):\n        return x.to(x.dtype)",

@@ -16,6 +16,7 @@ from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
     argument,
     deliberate_float32,
+    host_side_dtype,
     in_loss_or_entry_class,
     is_layer_forward,
     matches_any,
@@ -23,7 +24,6 @@ from dtype_lint.rules.patterns import (
     method_name,
     node_parents,
     not_float_value,
-    numpy_dtypes_on_host,
 )
 
 _ARITHMETIC = ("Multiply", "Add", "Subtract", "Divide", "MatrixMultiply")  # operator node names
@@ -183,10 +183,8 @@ class Float32BesideInput(Rule):
             if not_float_value(expr.func.value, self.ctx):  # type: ignore[union-attr]
                 return None  # booleans or integers made into floats: nothing to follow
             dtype = argument(expr, 0, "dtype")
-            if dtype is not None and is_float32(dtype, self.ctx) and not (
-                    (self.ctx.resolve(dtype) or "").startswith("numpy.")
-                    and numpy_dtypes_on_host(self.ctx, self.options)):
-                return dtype  # (a NumPy dtype in torch code makes a host-side array)
+            if dtype is not None and is_float32(dtype, self.ctx) and not host_side_dtype(dtype, self.ctx, self.options):
+                return dtype
         return None
 
 
