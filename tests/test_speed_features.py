@@ -95,6 +95,9 @@ TRICKY = {
                                     "    pass\n\n\ndef prep():\n    encoder.half()\n",
     "module class renamed on import": "from torch.nn import Linear as Lin\n\n\ndef f():\n    layer = Lin(2, 2)\n"
                                       "    layer.half()\n",
+    "module rebound to itself before a cast": "import torch\n\n\ndef f(device):\n    model = build_model()\n"
+                                              "    model = model.to(device)\n    model = model.to(device)\n"
+                                              "    model.to(torch.float16)\n",
     "module through a chain of names": "import torch.nn as nn\n\n\ndef f(m: nn.Module):\n    a = m\n    b = a\n"
                                        "    b.half()\n",
     "module of a class far away": "import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n    pass\n\n\n"
@@ -148,6 +151,18 @@ def test_prefilter_skips_parsing_what_cannot_hold_a_finding(monkeypatch):
     assert reduced is not None and "def unrelated" not in reduced.text and "def setup" not in reduced.text
     assert "class Base(nn.Module)" in reduced.text and "def forward" in reduced.text
     assert prefilter.reduce_source(TRICKY["nothing to find"], [RULES_BY_CODE["DTL101"], RULES_BY_CODE["DTL201"]], Options()).text == ""
+
+
+def test_a_tensor_rebound_to_itself_is_not_taken_for_a_module():
+    # `x = x.to(...)` loops back to the same name: DTL303's shape follows it once, so a
+    # function that only moves and casts tensors is not parsed for that rule.
+    from dtype_lint.core import prefilter
+
+    text = ("import torch\n\n\ndef prepare(image, latents, device):\n    image = image.to(device)\n"
+            "    image = image.to(device, dtype=torch.float16)\n    latents = image.to(device)\n"
+            "    noise = latents.to(device)\n    return noise.to(torch.float16)\n")
+    reduced = prefilter.reduce_source(text, [RULES_BY_CODE["DTL303"]], Options())
+    assert reduced is not None and reduced.text == ""
 
 
 # Pieces that hold findings or look like it; mixed, they put what a rule resolves (an

@@ -253,27 +253,33 @@ def _module_cast(index: Index, names: Callable[[], Names]) -> bool:
     return False
 
 
-def _may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
+def _may_be_module(expr: ast.AST, names: Names, depth: int, seen: frozenset[str] = frozenset()) -> bool:
     """Whether core.roles.Roles.module_reason may find ``expr`` to be a module: what
     shapes.may_be_module accepts, plus copies, factories, device moves and receivers the
-    file uses as modules (``names.module_keys()``)."""
-    if depth > 6:
-        return True  # a chain of bindings too long to follow: keep the unit
+    file uses as modules (``names.module_keys()``). Each step here (a binding, a copy, a
+    device move) is one step of module_reason, which gives up past depth 4; so does this.
+    ``seen``: the names whose bindings are being followed; a name met again
+    (``x = x.to(device)``) adds nothing that its other bindings do not."""
+    if depth > 4:
+        return False
     if isinstance(expr, ast.Call):
         func = expr.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if module_type(func, names) or factory_name(name) or _from_models(func, names):
             return True
         if name in ("deepcopy", "copy") and expr.args:
-            return _may_be_module(expr.args[0], names, depth + 1)
+            return _may_be_module(expr.args[0], names, depth + 1, seen)
         return isinstance(func, ast.Attribute) and name in DEVICE_MOVES and _may_be_module(
-            func.value, names, depth + 1)
+            func.value, names, depth + 1, seen)
     if isinstance(expr, ast.Name):
         if expr.id == "self" or named_module(expr.id, names) or key_of(expr.id) in names.module_keys():
             return True
+        if expr.id in seen:
+            return False
+        seen = seen | {expr.id}
         return any(
             (isinstance(value, (ast.Name, ast.Attribute)) and module_type(value, names))
-            or _may_be_module(value, names, depth + 1)
+            or _may_be_module(value, names, depth + 1, seen)
             for value in names.bindings.get(expr.id, ())
         )
     if isinstance(expr, ast.Attribute):
