@@ -165,6 +165,74 @@ def test_a_tensor_rebound_to_itself_is_not_taken_for_a_module():
     assert reduced is not None and reduced.text == ""
 
 
+def test_a_class_named_like_a_pool_is_not_followed():
+    # DTL201 follows names bound to a `Pool`, but as a whole word: a model output class
+    # (`...WithPooling`) does not make every unit that mentions it lose its shape checks.
+    from dtype_lint.core import prefilter
+
+    text = ("import torch\nfrom transformers.modeling_outputs import BaseModelOutputWithPooling\n\n\n"
+            "class VisionOutput(BaseModelOutputWithPooling):\n    pass\n\n\n"
+            "def encode(pixels, dtype):\n    out = VisionOutput(pixels)\n    return out, pixels.to(dtype)\n")
+    rules = [RULES_BY_CODE["DTL201"], RULES_BY_CODE["DTL303"]]
+    reduced = prefilter.reduce_source(text, rules, Options())
+    assert reduced is not None and "def encode" not in reduced.text
+    pooled = text.replace("BaseModelOutputWithPooling", "Pool").replace("transformers.modeling_outputs",
+                                                                         "multiprocessing")
+    reduced = prefilter.reduce_source(pooled, rules, Options())
+    assert reduced is not None and "def encode" in reduced.text
+
+
+ATTENTION = ("import torch\nimport torch.nn as nn\n\n\ndef eager_attention(module, q):\n"
+             "    return torch.softmax(q, -1, dtype=torch.float32)\n\n\n"
+             "class Attn(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.scale = torch.ones(3, dtype=torch.float32)\n\n"
+             "    def forward(self, q):\n        attention = eager_attention\n        return attention(self, q)\n")
+
+
+@pytest.mark.parametrize("text, kept", [
+    (ATTENTION, False),
+    (ATTENTION.replace("attention = eager_attention\n        return attention(", "return eager_attention("), True),
+    (ATTENTION.replace("attention = eager_attention\n        return attention(",
+                       "return (eager_attention  # a comment\n                )("), True),
+])
+def test_the_forward_path_is_worked_out_only_for_functions_the_file_calls(monkeypatch, text, kept):
+    # DTL103's shape asks the layer facts (a walk of the whole file) whether a function
+    # pinning float32 is on a forward path only where the text may call it by name.
+    from dtype_lint.core import layers, prefilter
+
+    built = []
+    monkeypatch.setattr(layers, "_MEMO", type(layers._MEMO)())
+    monkeypatch.setattr(layers.LayerFacts, "__init__", _counting(layers.LayerFacts.__init__, built))
+    reduced = prefilter.reduce_source(text, [RULES_BY_CODE["DTL103"]], Options())
+    assert reduced is not None and ("def eager_attention" in reduced.text) is kept
+    assert bool(built) is kept
+    assert both_ways(text)[0] == both_ways(text)[1]
+
+
+def _counting(function, calls: list):
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    return counted
+
+
+@pytest.mark.parametrize("text, name, called", [
+    ("class A(B):\n    def __init__(self):\n        super().__init__()\n        B.__init__(self)\n",
+     "__init__", False),
+    ("def f(x):\n    pass\ng = f\n", "f", False),
+    ("def f(x):\n    pass\ny = self .f  # why\n(1)\n", "f", True),
+    ("def f(x):\n    pass\ny = (self.f)(1)\n", "f", True),
+    ("def f(x):\n    pass\ny = other.f(1)\n", "f", False),
+    ("def f(x):\n    pass\ny = f \\\n  (1)\n", "f", True),
+    ("def f(x):\n    pass\ns = 'f()'\n", "f", True),
+])
+def test_may_call_errs_only_towards_a_call(text, name, called):
+    from dtype_lint.core.layers import may_call
+
+    assert may_call(text, name) is called
+
+
 # Pieces that hold findings or look like it; mixed, they put what a rule resolves (an
 # alias, a binding, a class, a cast back) in other units than the hazard.
 PIECES = sorted({*(code for _, code in EXAMPLES), *TRICKY.values()} - {TRICKY["crlf line ends"]})

@@ -59,6 +59,7 @@ import ast
 import collections
 import dataclasses
 import fnmatch
+import re
 import warnings
 from typing import Iterable, Iterator
 
@@ -804,6 +805,31 @@ def facts(text: str, options, tree: ast.Module | None = None) -> LayerFacts:
         if len(_MEMO) > 2:
             _MEMO.popitem(last=False)
     return found
+
+
+def may_call(text: str, name: str) -> bool:
+    """Whether the text may call the function ``name`` as the forward path follows calls
+    (``name(...)`` or ``self.name(...)``): a cheap superset of ``name in helper_names``
+    for a name that is not a forward's. Some use of the word followed by a parenthesis
+    (``name(``, ``(self.name)(``, past spaces, line breaks and comments) must be neither
+    its ``def`` nor an attribute of something other than ``self`` (``super().__init__``,
+    ``nn.Module.__init__``); a use in a string or comment counts, which only errs safe."""
+    for match in re.finditer(rf"(?<!\w){re.escape(name)}{_THEN_CALLED}", text):
+        start = match.start()
+        before = text[max(0, start - 40):start]
+        if _DEF_BEFORE.search(before):
+            continue
+        if before.endswith(".") and len(before) > 1:
+            owner = _WORD_BEFORE_DOT.search(before)
+            if before[-2] in ")]" or (owner is not None and owner.group(1) != "self"):
+                continue
+        return True
+    return False
+
+
+_THEN_CALLED = r"(?![\w])[\s\\]*(?:#[^\n]*\n[\s\\]*)*[()]"
+_DEF_BEFORE = re.compile(r"(?<!\w)def\s+$")
+_WORD_BEFORE_DOT = re.compile(r"(\w+)\.$")
 
 
 def key_of(ctx) -> Key:

@@ -81,7 +81,8 @@ def _followed(rules: tuple[Prefilter, ...]) -> Followed:
     return Followed(
         union(w for r in rules for w in r.import_words),
         union(w for r in rules for w in r.configured),
-        union(w for r in rules for w in r.value_words),
+        re.compile(f"{union(w for r in rules for w in r.value_words).pattern}|"
+                   f"{shapes.words(sorted({w for r in rules for w in r.value_names}), whole=True).pattern}"),
         re.compile("|".join(r.body_words.pattern for r in rules if r.body_words is not None) or r"(?!)"),
     )
 

@@ -54,6 +54,9 @@ class Prefilter:
     # whose bases hold the word) is followed, so a unit that only mentions the name is
     # tested with the value's text too.
     value_words: tuple[str, ...] = ()
+    # Names of a value, followed likewise but matched as whole words (`Pool`, not the
+    # `Pooling` of a model output class).
+    value_names: tuple[str, ...] = ()
     # A function kept only because a kept unit names it keeps its body where the body
     # matches (the rule reads the body through the name).
     body_words: re.Pattern[str] | None = None

@@ -8,7 +8,7 @@ from typing import Sequence
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.roles import roles
 from dtype_lint.core.layers import facts as layer_facts
-from dtype_lint.core.layers import key_of
+from dtype_lint.core.layers import key_of, may_call
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -140,12 +140,15 @@ class Float32InForward(Rule):
     )
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
-        def helpers(u) -> frozenset[str] | None:
-            # Functions of the file on a layer's forward path (core.layers), by name.
-            return layer_facts(u.file_text, options, u.file_tree).helper_names if u.file_text else None
+        def on_path(u, name: str) -> bool:
+            # Whether a function of the file may be on a layer's forward path (core.layers):
+            # the text may call it, and then the layer facts say so.
+            return not u.file_text or (may_call(u.file_text, name) and name in layer_facts(
+                u.file_text, options, u.file_tree).helper_names)
 
         return Prefilter(
-            lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines, lambda: helpers(u))),
+            lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines,
+                                                                         lambda name: on_path(u, name))),
             import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
 
     valid = (
@@ -274,21 +277,19 @@ def _torch_scalar(call: cst.Call, ctx) -> bool:
 
 
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _pinned_in_forward(index: Index, lines: Sequence[str], helpers=lambda: None) -> bool:
-    """DTL103: a forward method (``forward*``, ``__call__``, ``call``) or a function on a
-    layer's forward path (``helpers()``: their names; None: any) with a call whose
-    argument spells float32, unless it certainly casts back (then the rule reports
-    nothing in it)."""
+def _pinned_in_forward(index: Index, lines: Sequence[str], on_path=lambda name: True) -> bool:
+    """DTL103: a forward method (``forward*``, ``__call__``, ``call``) or a function that
+    may be on a layer's forward path (``on_path(name)``) with a call whose argument
+    spells float32, unless it certainly casts back (then the rule reports nothing in it)."""
     for function in index(ast.FunctionDef, ast.AsyncFunctionDef):
         calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
         if not any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)):
             continue
-        # The file's layer facts only where a function pins float32: they cost a walk of the file.
-        if not (function.name.startswith("forward") or function.name in ("__call__", "call")):
-            names = helpers()
-            if names is not None and function.name not in names:
-                continue
-        if not _casts_back(function, calls, lines):
+        if _casts_back(function, calls, lines):
+            continue
+        # The forward path only where a function pins float32 and does not cast back: the
+        # layer facts cost a walk of the file.
+        if function.name.startswith("forward") or function.name in ("__call__", "call") or on_path(function.name):
             return True
     return False
 

@@ -146,7 +146,8 @@ class UnpicklableProcessTarget(Rule):
             import_words=("spawn", "start_processes", "Process", "Pool", "lambda", "partial"),
             configured=tuple(sinks),
             # Pools and process contexts bound to a name, and callables that cannot be pickled.
-            value_words=("lambda", "partial", "Pool", "Process", "get_context", "spawn"),
+            value_words=("lambda", "partial"),
+            value_names=(*_SINK_CALLS - {"start_processes"}, "get_context"),
             body_words=BODY_WORDS,
         )
 
