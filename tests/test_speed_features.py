@@ -233,6 +233,21 @@ def test_may_call_errs_only_towards_a_call(text, name, called):
     assert may_call(text, name) is called
 
 
+@pytest.mark.parametrize("text, keys", [
+    ("model.eval()\n", {"model"}),
+    ("self.net.cuda().to(device, non_blocking=True).train(True)\n", {"net"}),
+    ("ema_model .requires_grad_(False) . parameters ()\n", {"ema_model"}),
+    ("teacher.to(f(x)).eval()\n", set()),  # nested parentheses end the chain
+    ("wrapped = DDP(self.encoder)\nopt = make(torch.compile(net).parameters())\n", {"encoder", "net"}),
+    ("x.view(2).eval\nmodel_eval()\n", set()),
+    ("big_model.named_modules()\nsmall.state_dict()\n", {"big_model", "small"}),
+])
+def test_module_receivers_read_from_the_text(text, keys):
+    from dtype_lint.core.roles import _module_keys, key_of
+
+    assert _module_keys(text) == {key_of(k) for k in keys}
+
+
 # Pieces that hold findings or look like it; mixed, they put what a rule resolves (an
 # alias, a binding, a class, a cast back) in other units than the hazard.
 PIECES = sorted({*(code for _, code in EXAMPLES), *TRICKY.values()} - {TRICKY["crlf line ends"]})

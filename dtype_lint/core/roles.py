@@ -280,29 +280,29 @@ def is_test(text: str, path: str) -> bool:
             or bool(_TEST_IMPORT.search(text)))
 
 
-_MODULE_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(MODULE_METHODS)) + r")\s*\(|\b(?:"
-                         + "|".join(sorted(MODULE_WRAPPERS)) + r")\s*\(")
 _TEST_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:pytest|unittest|absl\.testing|hypothesis)\b", re.MULTILINE)
 
 
 # `name.parameters(`, `name.cuda().eval(`, `name.to(device).train(`: the name before a
 # module method, past device moves with flat arguments; `DDP(name`, `torch.compile(self.net`.
-# A match starts where a word does and takes all of it: `\b` and the look-ahead (an atomic
-# group that Python 3.10 can write) keep the search from retrying every position and every
-# length of every word.
-_MODULE_RECEIVER = re.compile(
-    r"\b(?=(\w+))\1\s*(?:\.\s*(?:cuda|cpu|to|eval|train|requires_grad_)\s*\([^()]*\)\s*)*\.\s*(?:"
-    + "|".join(sorted(MODULE_METHODS)) + r")\s*\(")
+# The receivers are searched in the reversed text, from the method's `(`: a search that
+# starts with a literal skips to each one, where one that starts with a word would try
+# every word of the file.
+def _reversed(words: Iterable[str]) -> str:
+    return "|".join(sorted(word[::-1] for word in words))
+
+
+_MODULE_RECEIVER_REVERSED = re.compile(
+    rf"\(\s*(?:{_reversed(MODULE_METHODS)})\s*\.(?:\s*\)[^()]*\(\s*(?:{_reversed(DEVICE_MOVES)})\s*\.)*\s*(\w+)(?!\w)")
 _WRAPPED = re.compile(r"\b(?:" + "|".join(sorted(MODULE_WRAPPERS)) + r")\s*\(\s*(?:[\w.]*\.)?(\w+)")
 
 
 def _module_keys(text: str) -> set[str]:
     """Keys of the receivers of module-only methods and of module wrappers, read from the
     text (a walk of the tree would cost more than the rest of the rule)."""
-    if not _MODULE_USE.search(text):
-        return set()
-    keys = {key_of(m.group(1)) for m in _MODULE_RECEIVER.finditer(text)}
-    keys.update(key_of(m.group(1)) for m in _WRAPPED.finditer(text))
+    keys = {key_of(m.group(1)[::-1]) for m in _MODULE_RECEIVER_REVERSED.finditer(text[::-1])}
+    if any(wrapper in text for wrapper in MODULE_WRAPPERS):
+        keys.update(key_of(m.group(1)) for m in _WRAPPED.finditer(text))
     return keys
 
 
