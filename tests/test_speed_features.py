@@ -217,6 +217,21 @@ def _counting(function, calls: list):
     return counted
 
 
+def test_layer_facts_find_imports_at_any_depth_first_one_winning():
+    # The layer facts read imports from the statements alone (not a walk of every node):
+    # inside functions, branches, handlers and match cases, the file's first import of a
+    # name winning, as before.
+    import ast
+
+    from dtype_lint.core.layers import LayerFacts
+
+    text = ("import numpy as np\n\n\ndef f():\n    import jax.numpy as np\n    import flax.linen as nn\n\n\n"
+            "try:\n    pass\nexcept ImportError:\n    from torch import nn as tnn\n\n\n"
+            "match x:\n    case 1:\n        import optax as ox\n")
+    aliases = LayerFacts(ast.parse(text), frozenset(), ()).aliases
+    assert aliases == {"np": "numpy", "nn": "flax.linen", "tnn": "torch.nn", "ox": "optax"}
+
+
 @pytest.mark.parametrize("text, name, called", [
     ("class A(B):\n    def __init__(self):\n        super().__init__()\n        B.__init__(self)\n",
      "__init__", False),
@@ -226,6 +241,9 @@ def _counting(function, calls: list):
     ("def f(x):\n    pass\ny = other.f(1)\n", "f", False),
     ("def f(x):\n    pass\ny = f \\\n  (1)\n", "f", True),
     ("def f(x):\n    pass\ns = 'f()'\n", "f", True),
+    ("def f(x):\n    pass\ng = get(key, f\n)\n", "f", False),
+    ("def f(x):\n    pass\ng = ((f)\n)(1)\n", "f", True),
+    ("def f(x):\n    pass\ng = xf(1) + f_(2)\n", "f", False),
 ])
 def test_may_call_errs_only_towards_a_call(text, name, called):
     from dtype_lint.core.layers import may_call

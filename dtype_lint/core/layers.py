@@ -63,7 +63,7 @@ import re
 import warnings
 from typing import Iterable, Iterator
 
-from dtype_lint.core.shapes import dotted, last_name, walk
+from dtype_lint.core.shapes import dotted, in_word, last_name, walk
 from dtype_lint.frameworks.bases import LOSS_CLASSES
 
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
@@ -132,7 +132,8 @@ class LayerFacts:
         self.layers: set[str] = set()
         self.forward_path: set[Key] = set()
         self.helper_names: frozenset[str] = frozenset()
-        self._parents: dict[int, ast.AST] = {}
+        self._tree = tree
+        self._parent_map: dict[int, ast.AST] | None = None
         self._benign_params: dict[tuple[Key, str], bool] = {}
         self._benign_fields: dict[tuple[str, str], bool] = {}
         self._quantised: dict[Key, bool] = {}
@@ -241,15 +242,30 @@ class LayerFacts:
 
     # -- collection ------------------------------------------------------------------
 
+    @property
+    def _parents(self) -> dict[int, ast.AST]:
+        """Each node's parent by id, for the whole file, found on first use: the forward
+        path finds the parents it needs in its own walks."""
+        if self._parent_map is None:
+            self._parent_map = {}
+            if self._tree is not None:
+                walk(self._tree, self._parent_map)
+        return self._parent_map
+
     def _collect(self, tree: ast.Module) -> None:
-        for node in walk(tree, self._parents):
+        # Imports are statements: a walk of the statements alone finds them all. The first
+        # import of a name in the file wins (within one statement, the last).
+        for node in _statements(tree.body):
+            found: dict[str, str] = {}
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    self.aliases[alias.asname or alias.name.split(".")[0]] = (
+                    found[alias.asname or alias.name.split(".")[0]] = (
                         alias.name if alias.asname else alias.name.split(".")[0])
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
-                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            for local, qualified in found.items():
+                self.aliases.setdefault(local, qualified)
 
         def visit(body: Iterable[ast.AST], cls: _Class | None, functions: tuple[str, ...]) -> None:
             for node in body:
@@ -356,22 +372,24 @@ class LayerFacts:
             for method in cls.methods.values():
                 for _, value in self._stores(method):
                     if isinstance(value, ast.Lambda):
-                        todo.extend(self._callees(value.body, method, set()))
+                        todo.extend(self._callees(value.body, method))
         seen: set[Key] = set()
         while todo:
             function = todo.pop()
             if function.key in seen:
                 continue
             seen.add(function.key)
-            todo.extend(self._callees(function.node, function, set()))
+            todo.extend(self._callees(function.node, function))
         self.forward_path = seen
         self.helper_names = frozenset(key[1][-1] for key in seen)
 
-    def _callees(self, root: ast.AST, caller: _Function, cast_names: set[str]) -> Iterator[_Function]:
+    def _callees(self, root: ast.AST, caller: _Function) -> Iterator[_Function]:
         """Functions of this file called in ``root`` whose result is not cast back."""
         casts = self._cast_names(caller)
-        for node in walk(root):
-            if not isinstance(node, ast.Call) or self._cast_back_at(node, casts):
+        # Whether a call is cast back is decided within its statement, so inside ``root``.
+        parents: dict[int, ast.AST] = {}
+        for node in walk(root, parents):
+            if not isinstance(node, ast.Call) or self._cast_back_at(node, casts, parents):
                 continue
             func = node.func
             if isinstance(func, ast.Name) and func.id in self.top_functions:
@@ -421,24 +439,27 @@ class LayerFacts:
                     return found
         return None
 
-    def _cast_back_at(self, call: ast.Call, casts: set[str]) -> bool:
+    def _cast_back_at(self, call: ast.Call, casts: set[str], parents: dict[int, ast.AST] | None = None) -> bool:
         """The call's value is cast back: ``f(x).to(x.dtype)``, or a name it is assigned to
-        is cast to a dtype that is not float32 later in the caller."""
-        parent = self._parents.get(id(call))
+        is cast to a dtype that is not float32 later in the caller. ``parents``: those of
+        the nodes around the call, when not the whole file's."""
+        if parents is None:
+            parents = self._parents
+        parent = parents.get(id(call))
         # Through method calls on the result (`f(x).flip(-1).unsqueeze(2)`) to a cast or a name.
         while isinstance(parent, ast.Attribute):
-            grand = self._parents.get(id(parent))
+            grand = parents.get(id(parent))
             if not (isinstance(grand, ast.Call) and grand.func is parent):
                 break
             if parent.attr in _CAST_METHODS and _casts_to_follower(grand):
                 return True
-            parent = self._parents.get(id(grand))
+            parent = parents.get(id(grand))
         if isinstance(parent, ast.Assign):
             names = {n.id for t in parent.targets for n in walk(t) if isinstance(n, ast.Name)}
             return bool(names & casts)
         if isinstance(parent, (ast.Call, ast.keyword)):
             # Passed straight to a function of this file that casts its result back.
-            outer = parent if isinstance(parent, ast.Call) else self._parents.get(id(parent))
+            outer = parent if isinstance(parent, ast.Call) else parents.get(id(parent))
             return isinstance(outer, ast.Call) and self._casting_callee(outer)
         return False
 
@@ -646,6 +667,18 @@ def _at_init(name: str) -> bool:
     return name in _INIT_METHODS or lower.lstrip("_").startswith(("init", "reset"))
 
 
+def _statements(nodes: Iterable[ast.AST]) -> Iterator[ast.stmt]:
+    """Every statement among ``nodes`` and inside them (bodies, branches, handlers, match
+    cases), in the file's order."""
+    for node in nodes:
+        if isinstance(node, ast.stmt):
+            yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list and value and isinstance(value[0], (ast.stmt, ast.excepthandler, ast.match_case)):
+                yield from _statements(value)
+
+
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
@@ -810,14 +843,15 @@ def facts(text: str, options, tree: ast.Module | None = None) -> LayerFacts:
 def may_call(text: str, name: str) -> bool:
     """Whether the text may call the function ``name`` as the forward path follows calls
     (``name(...)`` or ``self.name(...)``): a cheap superset of ``name in helper_names``
-    for a name that is not a forward's. Some use of the word followed by a parenthesis
-    (``name(``, ``(self.name)(``, past spaces, line breaks and comments) must be neither
+    for a name that is not a forward's. Some use of the word followed by a call's
+    parenthesis (``name(``, ``(self.name)(``, past spaces, line breaks, comments and
+    closing parentheses, so not ``f(a, name)``) must be neither
     its ``def`` nor an attribute of something other than ``self`` (``super().__init__``,
     ``nn.Module.__init__``); a use in a string or comment counts, which only errs safe."""
-    for match in re.finditer(rf"(?<!\w){re.escape(name)}{_THEN_CALLED}", text):
+    for match in re.finditer(re.escape(name) + _THEN_CALLED, text):
         start = match.start()
         before = text[max(0, start - 40):start]
-        if _DEF_BEFORE.search(before):
+        if in_word(text, start - 1) or _DEF_BEFORE.search(before):
             continue
         if before.endswith(".") and len(before) > 1:
             owner = _WORD_BEFORE_DOT.search(before)
@@ -827,7 +861,7 @@ def may_call(text: str, name: str) -> bool:
     return False
 
 
-_THEN_CALLED = r"(?![\w])[\s\\]*(?:#[^\n]*\n[\s\\]*)*[()]"
+_THEN_CALLED = r"(?!\w)(?:[\s\\)]|#[^\n]*\n)*\("
 _DEF_BEFORE = re.compile(r"(?<!\w)def\s+$")
 _WORD_BEFORE_DOT = re.compile(r"(\w+)\.$")
 
