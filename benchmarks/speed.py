@@ -74,6 +74,7 @@ def main() -> int:
         set_rows, same = measure_set(name, folders, args.repeat if name == "medium" else 1, args.anchors)
         rows += set_rows
         identical &= same
+    _per_line_ratio(rows)
     print_table(rows)
     print(f"\nfindings with the prefilter on and off: {'identical' if identical else 'DIFFERENT'}")
     return 0 if identical else 1
@@ -201,6 +202,15 @@ def _finish(rows, row, lint, tmp, results, parse, cold, lines) -> tuple[list, bo
     row(f"findings, prefilter on vs off ({count})", None, "identical" if same else "DIFFERENT", "identical")
     row("cold -j 1 per 1k lines", cold / lines * 1000, "", "whole ≤ 1.3 × medium")
     return rows, same
+
+
+def _per_line_ratio(rows: list) -> None:
+    """Where both sets ran, the whole corpus's cold time per line as a multiple of the
+    medium pair's (bigger files must not cost more per line)."""
+    at = {label.split(":", 1)[0]: i for i, (label, name, *_) in enumerate(rows) if name == "cold -j 1 per 1k lines"}
+    if "medium" in at and "whole" in at:
+        label, name, value, _, target = rows[at["whole"]]
+        rows[at["whole"]] = (label, name, value, f"{value / rows[at['medium']][2]:.2f} × medium", target)
 
 
 def timed(command: list[str], repeat: int, stdout: str | None = None, peak: list[int] | None = None) -> float:
