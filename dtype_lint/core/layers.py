@@ -59,11 +59,10 @@ import ast
 import collections
 import dataclasses
 import fnmatch
-import re
 import warnings
 from typing import Iterable, Iterator
 
-from dtype_lint.core.shapes import dotted, in_word, last_name, walk
+from dtype_lint.core.shapes import dotted, last_name, walk
 from dtype_lint.frameworks.bases import LOSS_CLASSES
 
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
@@ -176,8 +175,11 @@ class LayerFacts:
         function ``name`` casts back to a dtype that follows its inputs."""
         memo = self._casts_back.get((cls, name))
         if memo is None:
-            info = self.classes.get(cls) if cls else None
-            target = self._method(info, name) if info is not None else None if cls else self.top_functions.get(name)
+            if cls:
+                info = self.classes.get(cls)
+                target = self._method(info, name) if info is not None else None
+            else:
+                target = self.top_functions.get(name)
             memo = self._casts_back[(cls, name)] = target is not None and any(
                 isinstance(n, ast.Call) and _casts_back(n) for n in walk(target.node))
         return memo
@@ -320,9 +322,7 @@ class LayerFacts:
                     changed = True
 
     def forwards(self, cls: _Class) -> Iterator[_Function]:
-        for name, method in cls.methods.items():
-            if name.startswith(FORWARD_PREFIX) or name in FORWARD_NAMES:
-                yield method
+        return (method for name, method in cls.methods.items() if forward_name(name))
 
     def _computes_with_parameters(self, cls: _Class) -> bool:
         for method in self.forwards(cls):
@@ -660,6 +660,11 @@ class LayerFacts:
 
 # -- helpers -------------------------------------------------------------------------
 
+def forward_name(name: str) -> bool:
+    """Whether a method of that name is a layer's forward (``forward*``, ``__call__``, ``call``)."""
+    return name.startswith(FORWARD_PREFIX) or name in FORWARD_NAMES
+
+
 def _at_init(name: str) -> bool:
     """A method that runs at init time: a known one, or one named for (re)initialising
     (``_init_buffers``, ``reset_cache``)."""
@@ -838,32 +843,6 @@ def facts(text: str, options, tree: ast.Module | None = None) -> LayerFacts:
         if len(_MEMO) > 2:
             _MEMO.popitem(last=False)
     return found
-
-
-def may_call(text: str, name: str) -> bool:
-    """Whether the text may call the function ``name`` as the forward path follows calls
-    (``name(...)`` or ``self.name(...)``): a cheap superset of ``name in helper_names``
-    for a name that is not a forward's. Some use of the word followed by a call's
-    parenthesis (``name(``, ``(self.name)(``, past spaces, line breaks, comments and
-    closing parentheses, so not ``f(a, name)``) must be neither
-    its ``def`` nor an attribute of something other than ``self`` (``super().__init__``,
-    ``nn.Module.__init__``); a use in a string or comment counts, which only errs safe."""
-    for match in re.finditer(re.escape(name) + _THEN_CALLED, text):
-        start = match.start()
-        before = text[max(0, start - 40):start]
-        if in_word(text, start - 1) or _DEF_BEFORE.search(before):
-            continue
-        if before.endswith(".") and len(before) > 1:
-            owner = _WORD_BEFORE_DOT.search(before)
-            if before[-2] in ")]" or (owner is not None and owner.group(1) != "self"):
-                continue
-        return True
-    return False
-
-
-_THEN_CALLED = r"(?!\w)(?:[\s\\)]|#[^\n]*\n)*\("
-_DEF_BEFORE = re.compile(r"(?<!\w)def\s+$")
-_WORD_BEFORE_DOT = re.compile(r"(\w+)\.$")
 
 
 def key_of(ctx) -> Key:

@@ -207,6 +207,47 @@ def in_word(text: str, i: int) -> bool:
     return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
 
 
+_BLANK = " \t\n\r\f\\"  # what may lie between two tokens of a call, but comments
+# What may follow a called name up to its call's parenthesis: blanks, comments and the
+# closing parentheses of a parenthesized callee (`(self.name)(x)`), not `f(a, name)`.
+_THEN_CALLED = re.compile(r"(?:[\s\\)]|#[^\n]*\n)*\(")
+
+
+def may_call(text: str, name: str, called: bool = False) -> bool:
+    """Whether ``name`` is in the text as a whole word that may be called as ``name(...)``
+    or ``self.name(...)``: not after ``def``/``class``, and after a dot only where the
+    receiver may be ``self`` (or a comment hides it). ``called``: only a use followed by
+    a call's parenthesis counts (a function handed on as a value is not called here). A
+    use in a string or a comment counts, which only errs towards a call."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if not (in_word(text, start - 1) or in_word(text, end)) and (not called or _THEN_CALLED.match(text, end)):
+            before = _skip_blank(text, start - 1)
+            if before < 0:
+                return True
+            if text[before] == ".":
+                receiver = _skip_blank(text, before - 1)
+                while receiver >= 0 and text[receiver] == ")":  # `(self).name`
+                    receiver = _skip_blank(text, receiver - 1)
+                line = text[text.rfind("\n", 0, receiver + 1) + 1:receiver + 1]
+                if receiver < 3 or "#" in line or (text[receiver - 3:receiver + 1] == "self"
+                                                  and not in_word(text, receiver - 4)):
+                    return True
+            elif not any(text[before - len(word) + 1:before + 1] == word and not in_word(text, before - len(word))
+                         for word in ("def", "class")):
+                return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _skip_blank(text: str, i: int) -> int:
+    """The index of the last character at or before ``i`` that is not blank."""
+    while i >= 0 and text[i] in _BLANK:
+        i -= 1
+    return i
+
+
 def _bare_import(text: str) -> bool:
     """``_BARE_IMPORT.search(text)``, tried only where ``import`` is: a search would try
     every position of the text."""
@@ -333,14 +374,11 @@ def named_module(name: str, names: Names) -> bool:
 def qualified_names(expr: ast.AST, names: Names) -> list[str]:
     """The names a dotted expression may stand for: its head written out through each
     import it may come from (``nn.Linear`` -> ``torch.nn.Linear``), and as written."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
+    name = dotted(expr)
+    if name is None:
         return []
-    rest = ".".join(reversed(parts))
-    return [f"{head}.{rest}" if rest else head for head in names.aliases.get(expr.id, set()) | {expr.id}]
+    first, dot, rest = name.partition(".")
+    return [head + dot + rest for head in names.aliases.get(first, set()) | {first}]
 
 
 def module_type(expr: ast.AST, names: Names) -> bool:

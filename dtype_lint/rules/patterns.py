@@ -61,9 +61,7 @@ ARRAY_CREATORS = frozenset({"array", "asarray", "zeros", "ones", "empty", "full"
 def positional_dtype(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
     """For an array constructor, a positional argument after the first that names a
     dtype (a spelled one, or one whose text mentions ``dtype``)."""
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-    if name not in ARRAY_CREATORS:
+    if callee_name(call) not in ARRAY_CREATORS:
         return None
     for arg in call.args[1:]:
         if arg.keyword is not None or arg.star:
@@ -88,6 +86,12 @@ def follows_a_dtype(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 def has_star_kwargs(call: cst.Call) -> bool:
     return any(arg.star == "**" for arg in call.args)
+
+
+def callee_name(call: cst.Call) -> str | None:
+    """The callee's last name (``f`` of ``a.b.f(...)`` and of ``f(...)``), else None."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 def method_name(call: cst.Call) -> str | None:
@@ -289,8 +293,7 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
     node = parents.get(id(pin))
     while node is not None and not isinstance(node, cst.BaseStatement):
         if isinstance(node, cst.Call):
-            name = node.func.attr.value if isinstance(node.func, cst.Attribute) else (
-                node.func.value if isinstance(node.func, cst.Name) else None)
+            name = callee_name(node)
             if name in STORAGE_CALLS:
                 return True  # a parameter's or buffer's storage dtype
             if name in TYPE_CAST_METHODS and isinstance(parents.get(id(node)), cst.Expr):
@@ -304,8 +307,7 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
             while node is not None and not isinstance(node, cst.BaseStatement):
                 if isinstance(node, cst.Call):
                     func = node.func
-                    name = func.attr.value if isinstance(func, cst.Attribute) else (
-                        func.value if isinstance(func, cst.Name) else None)
+                    name = callee_name(node)
                     if name in _INTEGER_RESULTS:
                         deliberate = True
                         break  # integers from here on: nothing float32 flows further

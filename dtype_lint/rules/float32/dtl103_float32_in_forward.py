@@ -8,8 +8,8 @@ from typing import Sequence
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.roles import roles
 from dtype_lint.core.layers import facts as layer_facts
-from dtype_lint.core.layers import key_of, may_call
-from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
+from dtype_lint.core.layers import forward_name, key_of
+from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, may_call
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -141,9 +141,10 @@ class Float32InForward(Rule):
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
         def on_path(u, name: str) -> bool:
-            # Whether a function of the file may be on a layer's forward path (core.layers):
-            # the text may call it, and then the layer facts say so.
-            return not u.file_text or (may_call(u.file_text, name) and name in layer_facts(
+            # Whether a function of the file may be on a layer's forward path (core.layers),
+            # which follows calls by name and through `self`: the text may call it (a cheap
+            # superset), and then the layer facts say so.
+            return not u.file_text or (may_call(u.file_text, name, called=True) and name in layer_facts(
                 u.file_text, options, u.file_tree).helper_names)
 
         return Prefilter(
@@ -289,7 +290,7 @@ def _pinned_in_forward(index: Index, lines: Sequence[str], on_path=lambda name: 
             continue
         # The forward path only where a function pins float32 and does not cast back: the
         # layer facts cost a walk of the file.
-        if function.name.startswith("forward") or function.name in ("__call__", "call") or on_path(function.name):
+        if forward_name(function.name) or on_path(function.name):
             return True
     return False
 

@@ -16,7 +16,7 @@ import re
 from typing import Sequence
 
 from dtype_lint.core.flow import HOLDERS
-from dtype_lint.core.shapes import Syntax, in_word, lines_of
+from dtype_lint.core.shapes import Syntax, in_word, lines_of, may_call
 
 # A function kept as context keeps its body when it may make a source: a lambda, a
 # partial, or a yield (a generator function); nested definitions keep it anyway.
@@ -134,42 +134,7 @@ def _mentions_factory(text: str, u: Syntax) -> bool:
     memo = u.file_memo
     if "factory_names" not in memo:
         memo["factory_names"] = frozenset(name for name in u.function_names() if _factory(name, u))
-    return any(name in text and _may_call(text, name) for name in memo["factory_names"])
-
-
-_BLANK = " \t\n\r\f\\"  # what may lie between two tokens of a call, but comments
-
-
-def _may_call(text: str, name: str) -> bool:
-    """Whether ``name`` is in the text as a whole word that may be called as ``name(...)``
-    or ``self.name(...)``: not after ``def``/``class``, and after a dot only where the
-    receiver may be ``self`` (or a comment hides it)."""
-    start = text.find(name)
-    while start >= 0:
-        if not (in_word(text, start - 1) or in_word(text, start + len(name))):
-            before = _skip_blank(text, start - 1)
-            if before < 0:
-                return True
-            if text[before] == ".":
-                receiver = _skip_blank(text, before - 1)
-                while receiver >= 0 and text[receiver] == ")":  # `(self).name`
-                    receiver = _skip_blank(text, receiver - 1)
-                line = text[text.rfind("\n", 0, receiver + 1) + 1:receiver + 1]
-                if receiver < 3 or "#" in line or (text[receiver - 3:receiver + 1] == "self"
-                                                  and not in_word(text, receiver - 4)):
-                    return True
-            elif not any(text[before - len(word) + 1:before + 1] == word and not in_word(text, before - len(word))
-                         for word in ("def", "class")):
-                return True
-        start = text.find(name, start + 1)
-    return False
-
-
-def _skip_blank(text: str, i: int) -> int:
-    """The index of the last character at or before ``i`` that is not blank."""
-    while i >= 0 and text[i] in _BLANK:
-        i -= 1
-    return i
+    return any(name in text and may_call(text, name) for name in memo["factory_names"])
 
 
 def _may_hold_source(text: str, u: Syntax) -> bool:
