@@ -3,10 +3,16 @@
 Everything in :mod:`dtype_lint.runtime` compares dtypes by canonical name
 (``"float32"``, ``"bfloat16"``) so that a policy or an expected dtype can be written
 once and checked against torch tensors, JAX arrays and NumPy arrays alike, without
-importing either framework.
+importing either framework. A dtype is recognised by what it is (a ``torch.dtype``, a
+``numpy.dtype`` instance, a NumPy scalar type, a scalar type that carries its
+``dtype``), never by the name of the module that defines its class: ml_dtypes moved
+its dtype classes between releases, and a name test read them as "not a dtype".
 """
 
 from __future__ import annotations
+
+import re
+import sys
 
 _ALIASES = {
     "f64": "float64", "fp64": "float64", "double": "float64",
@@ -15,64 +21,65 @@ _ALIASES = {
     "bf16": "bfloat16",
 }
 
-#: Explicit mantissa bits (without the implicit leading one) of the floating dtypes.
-MANTISSA_BITS = {
-    "float64": 52,
-    "float32": 23,
-    "float16": 10,
-    "bfloat16": 7,
-    "float8_e4m3fn": 3,
-    "float8_e4m3fnuz": 3,
-    "float8_e4m3b11fnuz": 3,
-    "float8_e5m2": 2,
-    "float8_e5m2fnuz": 2,
-}
+# The IEEE and bfloat16 layouts; ml_dtypes' small floats spell theirs in the name
+# (``float8_e4m3fn``: 4 exponent bits, 3 explicit mantissa bits).
+_FIXED_MANTISSA = {"float64": 52, "float32": 23, "float16": 10, "bfloat16": 7}
+_SMALL_FLOAT = re.compile(r"float(\d+)_e(\d+)m(\d+)")
+_WIDTH = re.compile(r"b?float(\d+)")
 
-#: Storage width in bits, the order used to decide what is "lower precision".
-WIDTH_BITS = {name: 8 for name in MANTISSA_BITS if name.startswith("float8")}
-WIDTH_BITS.update({"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16})
+
+def mantissa_bits(name: str) -> int:
+    """Explicit mantissa bits (without the implicit leading one) of a floating dtype name."""
+    if name in _FIXED_MANTISSA:
+        return _FIXED_MANTISSA[name]
+    match = _SMALL_FLOAT.match(name)
+    if match is None:
+        raise ValueError(f"not a floating dtype with a known layout: {name!r}")
+    return int(match.group(3))
+
+
+def width_bits(name: str) -> int | None:
+    """Storage width in bits of a floating dtype name (``None`` for other dtypes)."""
+    match = _WIDTH.match(name)
+    return int(match.group(1)) if match else None
 
 
 def dtype_name(obj: object) -> str:
     """Canonical name of a dtype, a dtype name/alias, or anything with a ``.dtype``.
 
     Accepts ``torch.bfloat16``, ``np.float32``, ``jnp.bfloat16``, ``np.dtype("f4")``,
-    ``"bf16"``, a tensor or an array. Raises ``ValueError`` for what is none of these.
+    ml_dtypes' types (``ml_dtypes.float8_e4m3fn``), ``"bf16"``, a tensor or an array.
+    Raises ``ValueError`` for what is none of these.
     """
     if isinstance(obj, str):
         key = obj.strip().lower()
         key = _ALIASES.get(key, key)
-        if key.startswith("torch."):
-            key = key[len("torch."):]
-        return key
-    module = type(obj).__module__
-    if module == "torch" and type(obj).__name__ == "dtype":
-        return str(obj)[len("torch."):]
-    dtype = getattr(obj, "dtype", None)
-    if dtype is not None and dtype is not obj and not isinstance(obj, type):
-        return dtype_name(dtype)
-    name = getattr(obj, "name", None)
-    if isinstance(name, str) and module.startswith("numpy"):
-        return name
-    if isinstance(obj, type):
-        # Scalar types such as np.float32 or ml_dtypes' bfloat16; numpy is only
-        # imported here, where the caller already handed us a NumPy-like type.
-        import numpy as np
-
-        try:
+        return key.removeprefix("torch.")
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.dtype):
+        return str(obj).removeprefix("torch.")
+    # A NumPy dtype or scalar type can only exist once NumPy is imported.
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(obj, np.dtype):
+            return obj.name
+        if isinstance(obj, type) and (issubclass(obj, np.generic) or obj in (float, int, bool, complex)):
             return np.dtype(obj).name
-        except TypeError:
-            pass
-    raise ValueError(f"not a dtype: {obj!r}")
+    # A tensor or an array, or a scalar type that carries its dtype (``jnp.bfloat16``).
+    dtype = getattr(obj, "dtype", None)
+    if dtype is not None and dtype is not obj:
+        return dtype_name(dtype)
+    raise ValueError(f"not a dtype: {obj!r} (of type {type(obj).__module__}.{type(obj).__qualname__})")
 
 
 def is_floating(name: str) -> bool:
     """Whether a canonical dtype name is a real floating type (complex is not)."""
-    return name in MANTISSA_BITS or name.startswith(("float", "bfloat"))
+    return width_bits(name) is not None
 
 
 def is_narrower_than_float32(name: str) -> bool:
-    return WIDTH_BITS.get(name, 32) < 32
+    width = width_bits(name)
+    return width is not None and width < 32
 
 
 def torch_dtype(name: str):

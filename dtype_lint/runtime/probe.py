@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from dtype_lint.runtime.dtypes import MANTISSA_BITS, dtype_name
+from dtype_lint.runtime.dtypes import dtype_name, mantissa_bits
 
 PROBE_DTYPES = ("float32", "bfloat16", "float16")
 _M, _K, _N = 192, 128, 128
@@ -84,7 +84,7 @@ def probe_matrices(dtype: str):
     """The float64 NumPy matrices ``A`` (M×K), ``B`` (K×N) of the probe for ``dtype``."""
     import numpy as np
 
-    bits = MANTISSA_BITS[dtype]
+    bits = mantissa_bits(dtype)
     big_exp, acc_max = _scale(dtype)
     big = 2.0 ** big_exp
     a = np.zeros((_M, _K))
@@ -105,7 +105,7 @@ def probe_matrices(dtype: str):
 
 def read_probe(c, dtype: str) -> tuple[int, int]:
     """``(input bits, accumulator bits)`` from the float64 result ``C = A @ B``."""
-    bits = MANTISSA_BITS[dtype]
+    bits = mantissa_bits(dtype)
     big_exp, acc_max = _scale(dtype)
     input_bits = 0
     for k in range(1, bits + 1):

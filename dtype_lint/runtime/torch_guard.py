@@ -2,8 +2,8 @@
 
 Every submodule's ``forward`` is wrapped on enter and restored on exit (see
 ``TorchGuard._watch``), so that a model that is not guarded runs exactly as before
-and pays nothing. A check
-only compares ``tensor.dtype`` objects (no sync, no allocation) unless something is
+and pays nothing; pickles and copies taken meanwhile leave the wrappers out (see
+:mod:`~dtype_lint.runtime.torch_copies`). A check only compares ``tensor.dtype`` objects (no sync, no allocation) unless something is
 off; the slower analysis that builds the message runs only then, once per distinct
 finding. Frames here set ``__tracebackhide__`` so that pytest shows a violation at
 the user's model code.
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from dtype_lint.runtime import autocast
+from dtype_lint.runtime import autocast, torch_copies
 from dtype_lint.runtime.dtypes import dtype_name, torch_dtype
 from dtype_lint.runtime.session import ROOT_PATH, Guard, param_message
 
@@ -35,7 +35,7 @@ def _tensors(obj: Any, tensor_type: type, field: str = "", depth: int = 0) -> It
                 yield from _tensors(item, tensor_type, f"{field}.{key}" if field else str(key), depth + 1)
 
 
-_ABSENT = object()
+_ABSENT = torch_copies.ABSENT
 _NAMES: dict[Any, str] = {}
 
 
@@ -62,6 +62,7 @@ class TorchGuard(Guard):
         self._compute_dtype = torch_dtype(self.policy.compute)
         self._handles: list[Any] = []
         self._wrapped: list[tuple[Any, Any, Any]] = []
+        self._copyable: set[type] = set()
         self._live = [True]
         modules = dict(self.model.named_modules())
         self._hooked = {id(module) for module in modules.values()}
@@ -79,6 +80,9 @@ class TorchGuard(Guard):
                     self._watch(module, self._make_root_hook(path), self._root_pre_hook)
                 else:
                     self._watch(module, self._make_hook(path, module, parent_info))
+            # Pickles and copies made while the guard is active leave the wrappers out.
+            self._copyable = {type(module) for module, _, _ in self._wrapped}
+            torch_copies.register(self._copyable)
         except BaseException:
             self._uninstall()
             raise
@@ -107,8 +111,9 @@ class TorchGuard(Guard):
             hook(module, args, kwargs, output)
             return output
 
-        # Read by a guard that closes later and finds this wrapper, closed, below it.
-        forward.dtype_lint_guard = (live, previous)  # type: ignore[attr-defined]
+        # Read by a guard that closes later and finds this wrapper, closed, below it, and
+        # by torch_copies, which leaves every guard's wrapper out of a pickle or a copy.
+        setattr(forward, torch_copies.GUARD_MARK, (live, previous))
         try:
             object.__setattr__(module, "forward", forward)
         except (AttributeError, TypeError, RuntimeError):
@@ -123,14 +128,16 @@ class TorchGuard(Guard):
         for handle in handles:
             handle.remove()
         wrapped, self._wrapped = self._wrapped, []
+        torch_copies.unregister(self._copyable)
+        self._copyable = set()
         self._live[0] = False
         self._live = [True]
         for module, forward, previous in wrapped:
             if module.__dict__.get("forward") is not forward:
                 continue  # wrapped again by other code since: ours stays a pass-through
             # Guards closed out of order left their wrappers below this one: skip them.
-            while getattr(previous, "dtype_lint_guard", (None,))[0] == [False]:
-                previous = previous.dtype_lint_guard[1]
+            while getattr(previous, torch_copies.GUARD_MARK, (None,))[0] == [False]:
+                previous = getattr(previous, torch_copies.GUARD_MARK)[1]
             if previous is _ABSENT:
                 del module.__dict__["forward"]
             else:

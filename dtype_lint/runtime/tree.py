@@ -17,6 +17,9 @@ from dtype_lint.runtime.dtypes import dtype_name, is_floating
 from dtype_lint.runtime.policy import Policy
 from dtype_lint.runtime.violations import DTypeViolationError, Violation
 
+#: How :class:`TreeMismatch` names a leaf dtype that no framework here can read.
+UNREADABLE = "unreadable dtype"
+
 
 @dataclasses.dataclass(frozen=True)
 class TreeMismatch:
@@ -61,6 +64,9 @@ def _is_torch_module(obj: object) -> bool:
 
 
 def _leaf_dtype(obj: object) -> str | None:
+    """The dtype name of a leaf, ``None`` for what has no dtype, and an ``unreadable
+    dtype ...`` text for a dtype this module cannot name: reported, never skipped, since
+    "could not read it" must not read as "nothing wrong"."""
     if isinstance(obj, (str, bytes, type)):
         return None
     dtype = getattr(obj, "dtype", None)
@@ -69,7 +75,7 @@ def _leaf_dtype(obj: object) -> str | None:
     try:
         return dtype_name(dtype)
     except ValueError:
-        return None
+        return f"{UNREADABLE} {dtype!r}"
 
 
 def _join(prefix: str, key: object, sep: str) -> str:
@@ -138,13 +144,14 @@ def check_tree(tree: object, expected: object) -> list[TreeMismatch]:
     """Every floating leaf of ``tree`` whose dtype is not ``expected``.
 
     ``expected`` is a dtype, a dtype name, or a :class:`Policy` (its ``params`` dtype).
-    Non-floating leaves (integer buffers, step counters) are skipped.
+    Non-floating leaves (integer buffers, step counters) are skipped; a leaf whose dtype
+    cannot be read is a mismatch whose ``actual`` starts with ``"unreadable dtype"``.
     """
     want = _expected_name(expected)
     return [
         TreeMismatch(path, want, actual)
         for path, actual in _leaves(tree, "", set())
-        if is_floating(actual) and actual != want
+        if (is_floating(actual) or actual.startswith(UNREADABLE)) and actual != want
     ]
 
 

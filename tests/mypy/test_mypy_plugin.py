@@ -414,3 +414,11 @@ def test_worker_only_with_a_second_core(monkeypatch: pytest.MonkeyPatch) -> None
             assert not _worker_pays()
     finally:
         os.sched_setaffinity(0, cores)
+
+
+def test_an_older_mypy_is_refused_by_name_not_run_silently() -> None:
+    # mypy turns an ImportError from a plugin into "Error importing plugin ...: <message>".
+    code = "import mypy.version as v\nv.__version__ = '2.3.1'\nimport dtype_lint.mypy_plugin\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "ImportError: dtype-lint's mypy plugin needs mypy >= 2.4, and this is mypy 2.3.1" in result.stderr

@@ -251,3 +251,20 @@ def test_far_fewer_modules_than_the_parameters_hold_are_reported():
         with guard(full, "float32", on_violation="record") as g:
             full.apply(variables, X)
     assert g.modules_checked == 6
+
+
+class F8Dense(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(4, dtype=BF16)(x)
+
+
+def test_float8_params_are_named_and_reported():
+    model = F8Dense()
+    variables = model.init(jax.random.key(0), X)
+    f8 = jax.tree.map(lambda p: p.astype(jnp.float8_e4m3fn), variables)
+    with guard(model, "mixed_bfloat16", on_violation="record") as g:
+        out = jax.jit(model.apply)(f8, X)
+    assert out.dtype == BF16
+    assert _codes(g) == [("DTL193", "(root)"), ("DTL391", "Dense_0"), ("DTL393", "Dense_0")]
+    assert "parameters 'bias', 'kernel' are float8_e4m3fn, policy.params is float32" in [v.message for v in g.violations]

@@ -170,6 +170,35 @@ def test_fixture_closes_two_flax_guards_and_keeps_their_violations(pytester):
                                  "  norm_b:", "    DTL191 LayerNorm returned*"])
 
 
+FLAX_F8 = '''
+import pytest
+import jax
+import jax.numpy as jnp
+import flax.linen as nn
+
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(4, dtype=jnp.bfloat16, name="proj")(x)
+
+@pytest.mark.dtype_policy("mixed_bfloat16")
+def test_f8(dtype_guard):
+    x = jnp.ones((2, 4), jnp.bfloat16)
+    model = Net()
+    variables = jax.tree.map(lambda p: p.astype(jnp.float8_e4m3fn), model.init(jax.random.key(0), x))
+    dtype_guard(model)
+    model.apply(variables, x)
+'''
+
+
+def test_fixture_reads_float8_and_bfloat16_jax_arrays(pytester):
+    pytest.importorskip("flax")
+    pytester.makepyfile(test_f8=FLAX_F8)
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["test_f8.py::test_f8:", "  proj:", "    DTL391 *float8_e4m3fn*"])
+
+
 def test_marker_and_fixture_take_allow(pytester):
     _write(pytester, '''
 @pytest.mark.dtype_policy("bfloat16", allow=["DTL192"])

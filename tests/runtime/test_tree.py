@@ -85,3 +85,21 @@ def test_assert_lists_every_mismatch():
 def test_expected_must_be_floating():
     with pytest.raises(ValueError):
         check_tree({}, "int32")
+
+
+def test_bfloat16_and_float8_jax_arrays_are_reported():
+    jnp = pytest.importorskip("jax.numpy")
+    tree = {"w": jnp.ones(2, jnp.bfloat16), "f8": jnp.ones(2, jnp.float8_e4m3fn), "ok": jnp.ones(2)}
+    found = {m.path: m.actual for m in check_tree(tree, "float32")}
+    assert found == {"w": "bfloat16", "f8": "float8_e4m3fn"}
+    assert _paths(check_tree(tree, jnp.float8_e4m3fn)) == ["ok", "w"]
+
+
+def test_a_dtype_that_cannot_be_read_is_a_mismatch_not_a_skip():
+    class Odd:
+        dtype = object()  # has a dtype, of no kind any framework here knows
+
+    [mismatch] = check_tree({"odd": Odd(), "fine": np.zeros(1, np.float32)}, "float32")
+    assert mismatch.path == "odd" and mismatch.actual.startswith("unreadable dtype")
+    with pytest.raises(TreeDTypeError, match="odd: expected float32, got unreadable dtype"):
+        assert_tree_dtypes({"odd": Odd()}, "float32")
