@@ -21,6 +21,26 @@ def fixture_files() -> list[Path]:
     return sorted(FIXTURES.glob("dtl*.py"))
 
 
+def notebook_fixtures() -> list[Path]:
+    return sorted(FIXTURES.glob("nb_*.ipynb"))
+
+
+def notebook_expectations(path: Path) -> set[tuple[int, int, str]]:
+    """(cell, line, code) for each `# expect: CODE` in a notebook's code cells (cells
+    numbered from 1 among all cells, as findings name them)."""
+    import nbformat
+
+    found = set()
+    for cell_number, cell in enumerate(nbformat.read(path, as_version=4).cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        for number, line in enumerate(cell.source.splitlines(), start=1):
+            match = EXPECT.search(line)
+            if match:
+                found |= {(cell_number, number, code.strip()) for code in match.group("codes").split(",")}
+    return found
+
+
 def expectations(path: Path) -> set[tuple[int, str]]:
     """(line, code) pairs written as `# expect: CODE[, CODE]` beside the offending line."""
     found = set()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, expectations, fixture_files, run_process
+from conftest import FIXTURES, expectations, fixture_files, notebook_expectations, notebook_fixtures, run_process
 
 HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
 CLEAN = "def f(x, dtype=None):\n    return x\n"
@@ -103,6 +103,7 @@ def test_statistics(cli):
     out = cli("check", str(FIXTURES), "--statistics", "-q").out
     counts = {line.split()[1]: int(line.split()[0]) for line in out.splitlines()}
     expected = collections.Counter(code for path in fixture_files() for _, code in expectations(path))
+    expected.update(code for path in notebook_fixtures() for _, _, code in notebook_expectations(path))
     assert counts == dict(expected)
 
 

@@ -111,7 +111,7 @@ def test_file_deleted_during_the_run(tmp_path):
     (tmp_path / "gone.py").write_text(HAZARD)
     (tmp_path / "kept.py").write_text(HAZARD)
     config = Config()
-    paths = list(discover([str(tmp_path)], config.exclude_spec(), str(tmp_path)))
+    paths = list(discover([str(tmp_path)], config.include_spec(), config.exclude_spec(), str(tmp_path)))
     (tmp_path / "gone.py").unlink()
     results = {Path(p).name: lint_path(p, config) for p in paths}
     assert results["gone.py"].error.reason == "cannot read: No such file or directory"

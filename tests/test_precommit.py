@@ -62,3 +62,15 @@ def test_check_hook_fails_on_a_hazard_and_fix_hook_fixes(hook_repo, work):
     proc = try_repo(hook_repo, work, "dtype-lint-fix")
     assert proc.returncode == 1  # pre-commit fails a hook that changed files
     assert (work / "mod.py").read_text() == "import jax\nparams = jax.tree.map(f, params)\n"
+
+
+def test_the_hooks_lint_and_fix_notebooks(hook_repo, work):
+    notebook = ROOT / "fixtures" / "nb_float32.ipynb"
+    shutil.copy(notebook, work / "train.ipynb")
+    git("add", ".", cwd=work)
+    proc = try_repo(hook_repo, work, "dtype-lint")
+    assert proc.returncode == 1 and "train.ipynb:cell 3:1:41: DTL101" in proc.stdout, proc.stdout
+    git("add", ".", cwd=work)
+    proc = try_repo(hook_repo, work, "dtype-lint-fix")
+    assert proc.returncode == 1  # DTL101's fix is unsafe: nothing changed, the findings remain
+    assert (work / "train.ipynb").read_bytes() == notebook.read_bytes()

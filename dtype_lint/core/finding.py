@@ -1,8 +1,28 @@
-"""The result types every front-end consumes: findings, fixes and text edits."""
+"""The result types every front-end consumes: findings, fixes, text edits, and the map
+from a notebook's lines (its code cells linted as one module) back to its cells."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class CellMap:
+    """Where each code cell of a notebook starts in the module its cells are linted as.
+
+    ``cells[i]`` is the cell's 1-based number in the notebook (markdown cells count, so
+    "cell 3" is the third cell from the top); ``starts[i]`` the module line of its first
+    line.
+    """
+
+    cells: tuple[int, ...]
+    starts: tuple[int, ...]
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """``(cell number, line within the cell)`` of a module line."""
+        index = max(0, bisect.bisect_right(self.starts, line) - 1)
+        return self.cells[index], line - self.starts[index] + 1
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -15,8 +35,13 @@ class Edit:
     end_column: int
     content: str
 
-    def as_json(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
+    def as_json(self, cells: CellMap | None = None) -> dict[str, object]:
+        if cells is None:
+            return dataclasses.asdict(self)
+        cell, line = cells.locate(self.line)
+        end_cell, end_line = cells.locate(self.end_line)
+        return {"cell": cell, "line": line, "column": self.column, "end_cell": end_cell, "end_line": end_line,
+                "end_column": self.end_column, "content": self.content}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,13 +49,17 @@ class Fix:
     applicability: str  # "safe" or "unsafe"
     edits: tuple[Edit, ...]
 
-    def as_json(self) -> dict[str, object]:
-        return {"applicability": self.applicability, "edits": [e.as_json() for e in self.edits]}
+    def as_json(self, cells: CellMap | None = None) -> dict[str, object]:
+        return {"applicability": self.applicability, "edits": [e.as_json(cells) for e in self.edits]}
 
 
 @dataclasses.dataclass(frozen=True, order=True)
 class Finding:
-    """One hazard at a 1-based line and column (columns count characters, not bytes)."""
+    """One hazard at a 1-based line and column (columns count characters, not bytes).
+
+    In a notebook, lines are those of the module its code cells are linted as, and
+    ``cells`` maps them to cells for display (:meth:`position`).
+    """
 
     path: str
     line: int
@@ -41,24 +70,50 @@ class Finding:
     name: str = dataclasses.field(compare=False)
     message: str = dataclasses.field(compare=False)
     fix: Fix | None = dataclasses.field(default=None, compare=False)
+    cells: CellMap | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def position(self) -> tuple[int | None, int, int]:
+        """``(cell, line, end line)`` as a user reads them: the cell number (``None``
+        outside notebooks) and lines within that cell."""
+        if self.cells is None:
+            return None, self.line, self.end_line
+        cell, line = self.cells.locate(self.line)
+        return cell, line, self.cells.locate(self.end_line)[1]  # no statement spans two cells
+
+    def location(self) -> str:
+        """``LINE:COL``, or ``cell N:LINE:COL`` in a notebook (ruff's form)."""
+        cell, line, _ = self.position()
+        return f"{line}:{self.column}" if cell is None else f"cell {cell}:{line}:{self.column}"
 
     def as_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "line": self.line,
+        cell, line, end_line = self.position()
+        out: dict[str, object] = {"path": self.path}
+        if cell is not None:
+            out["cell"] = cell
+        out.update({
+            "line": line,
             "column": self.column,
-            "end_line": self.end_line,
+            "end_line": end_line,
             "end_column": self.end_column,
             "code": self.code,
             "name": self.name,
             "message": self.message,
-            "fix": self.fix.as_json() if self.fix else None,
-        }
+            "fix": self.fix.as_json(self.cells) if self.fix else None,
+        })
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
 class FileError:
-    """A file that could not be linted, with the reason in one line."""
+    """A file, or a notebook cell (``cell``, at ``line``:``column`` within it), that could
+    not be linted, with the reason in one line."""
 
     path: str
     reason: str
+    cell: int | None = None
+    line: int = 0
+    column: int = 0
+
+    def location(self) -> str:
+        """``PATH`` or, for a cell, ``PATH:cell N:LINE:COL``."""
+        return self.path if self.cell is None else f"{self.path}:cell {self.cell}:{self.line}:{self.column}"

@@ -24,7 +24,7 @@ from dtype_lint.core.fixes import applicable, fixed_text, write_atomic
 from dtype_lint.frontends.console import summary, use_color
 from dtype_lint.frontends.formats import FORMATS, statistics, write, write_errors
 from dtype_lint.project.parallel import default_jobs
-from dtype_lint.project.file_lint import FileResult
+from dtype_lint.project.file_lint import FileResult, decode, lint_data
 from dtype_lint.project.add_noqa import add_noqa
 from dtype_lint.project.runner import lint_paths, summarize
 
@@ -227,13 +227,12 @@ def _fix_file(result: FileResult, config: Config, args: argparse.Namespace) -> F
         return fixed
     try:
         assert result.data is not None and result.source is not None
-        new_text = fixed.source.text
-        write_atomic(result.path, result.source.encode(new_text), result.data)
-        remaining = lint_source(new_text, result.path, config.codes_for(result.path), config.options)
+        new_data = result.source.encode(fixed.source.text)
+        write_atomic(result.path, new_data, result.data)
     except (LintError, OSError) as exc:
         reason = str(exc) if isinstance(exc, LintError) else f"cannot write: {exc.strerror}"
         return FileResult(result.path, result.findings, FileError(result.path, reason))
-    return FileResult(result.path, remaining, source=fixed.source)
+    return lint_data(result.path, new_data, config)
 
 
 def _fix_text(result: FileResult, args: argparse.Namespace) -> FileResult:
@@ -254,7 +253,7 @@ def _fix_text(result: FileResult, args: argparse.Namespace) -> FileResult:
         sys.stdout.writelines(difflib.unified_diff(old_lines, new_lines, f"a/{result.path}", f"b/{result.path}"))
         return result
     unfixed = [f for f in result.findings if f not in fixes]
-    return FileResult(result.path, unfixed, source=Source(new_text, result.source.encoding))
+    return FileResult(result.path, unfixed, source=dataclasses.replace(result.source, text=new_text))
 
 
 def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], stream=None,
@@ -280,7 +279,7 @@ def _report(args: argparse.Namespace, findings: list[Finding], errors: list[File
 
 def _lines_of(path: str) -> list[str]:
     try:
-        return NEWLINE.split(Source.from_bytes(Path(path).read_bytes()).text)
+        return NEWLINE.split(decode(path, Path(path).read_bytes()).text)
     except (OSError, LintError):
         return []
 

@@ -28,8 +28,12 @@ def paint(text: str, code: str, color: bool) -> str:
 
 def summary(findings: list[Finding], errors: list[FileError], fixed: int = 0) -> str:
     """`Found N findings (M fixable with --fix; K more with --unsafe-fixes).`, or
-    `All checks passed!`; files that could not be linted are counted after it."""
-    errors_note = f" {_plural(len(errors), 'file')} could not be linted." if errors else ""
+    `All checks passed!`; files (and notebook cells) that could not be linted are counted
+    after it."""
+    files = len({e.path for e in errors if e.cell is None})
+    cells = sum(1 for e in errors if e.cell is not None)
+    parts = [_plural(n, noun) for n, noun in ((files, "file"), (cells, "notebook cell")) if n]
+    errors_note = f" {' and '.join(parts)} could not be linted." if errors else ""
     if not findings and not fixed:
         return ("No findings in the files linted." if errors else "All checks passed!") + errors_note
     safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")

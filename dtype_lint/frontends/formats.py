@@ -14,7 +14,7 @@ import json
 from typing import Callable, TextIO
 
 from dtype_lint import __version__
-from dtype_lint.core.finding import FileError, Finding
+from dtype_lint.core.finding import CellMap, Edit, FileError, Finding
 from dtype_lint.frontends.console import paint
 from dtype_lint.rules.codes import rule_codes
 
@@ -33,13 +33,15 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
         out.write("\n")
     elif fmt == "github":
         for f in findings:
+            cell, line, end_line = f.position()
+            in_cell = "" if cell is None else f"cell {cell}: "
             out.write(
-                f"::error title=dtype-lint ({f.code}),file={f.path},line={f.line},col={f.column},"
-                f"endLine={f.end_line},endColumn={f.end_column}::{f.code} {_escape(f.message)}\n"
+                f"::error title=dtype-lint ({f.code}),file={f.path},line={line},col={f.column},"
+                f"endLine={end_line},endColumn={f.end_column}::{in_cell}{f.code} {_escape(f.message)}\n"
             )
     else:
         for f in findings:
-            where = paint(f.path, "1", color) + paint(f":{f.line}:{f.column}:", "36", color)
+            where = paint(f.path, "1", color) + paint(f":{f.location()}:", "36", color)
             out.write(f"{where} {paint(f.code, '1;31', color)} {f.message}\n")
             if fmt == "full":
                 out.write(_snippet(f, lines_of(f.path), color))
@@ -48,9 +50,10 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
 def write_errors(errors: list[FileError], out: TextIO, fmt: str) -> None:
     for e in errors:
         if fmt == "github":
-            out.write(f"::error title=dtype-lint,file={e.path}::{_escape(e.reason)}\n")
+            in_cell = "" if e.cell is None else f"cell {e.cell}:{e.line}:{e.column}: "
+            out.write(f"::error title=dtype-lint,file={e.path}::{in_cell}{_escape(e.reason)}\n")
         else:
-            out.write(f"{e.path}: error: {e.reason}\n")
+            out.write(f"{e.location()}: error: {e.reason}\n")
 
 
 def statistics(findings: list[Finding], out: TextIO) -> None:
@@ -83,6 +86,7 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
     results = []
     fingerprints = line_hashes(findings, lines_of)
     for f in findings:
+        cell, line, end_line = f.position()
         result: dict[str, object] = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],
@@ -90,29 +94,23 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
             "message": {"text": f.message},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": f.path.replace("\\", "/")},
-                "region": {"startLine": f.line, "startColumn": f.column,
-                           "endLine": f.end_line, "endColumn": f.end_column},
+                "region": {"startLine": line, "startColumn": f.column,
+                           "endLine": end_line, "endColumn": f.end_column},
             }}],
             "partialFingerprints": {"primaryLocationLineHash": fingerprints[f]},
         }
+        if cell is not None:  # a notebook: the region's lines are the cell's
+            result["properties"] = {"cell": cell}
         if f.fix:
             result["fixes"] = [{
                 "description": {"text": f"{f.fix.applicability} fix"},
                 "artifactChanges": [{
                     "artifactLocation": {"uri": f.path.replace("\\", "/")},
-                    "replacements": [{
-                        "deletedRegion": {"startLine": e.line, "startColumn": e.column,
-                                          "endLine": e.end_line, "endColumn": e.end_column},
-                        "insertedContent": {"text": e.content},
-                    } for e in f.fix.edits],
+                    "replacements": [_replacement(e, f.cells) for e in f.fix.edits],
                 }],
             }]
         results.append(result)
-    notifications = [
-        {"level": "error", "message": {"text": e.reason},
-         "locations": [{"physicalLocation": {"artifactLocation": {"uri": e.path.replace("\\", "/")}}}]}
-        for e in errors
-    ]
+    notifications = [_notification(e) for e in errors]
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -141,12 +139,34 @@ def line_hashes(findings: list[Finding], lines_of: Callable[[str], list[str]]) -
     return out
 
 
+def _notification(error: FileError) -> dict[str, object]:
+    location: dict[str, object] = {"artifactLocation": {"uri": error.path.replace("\\", "/")}}
+    notification: dict[str, object] = {"level": "error", "message": {"text": error.reason},
+                                       "locations": [{"physicalLocation": location}]}
+    if error.cell is not None:
+        location["region"] = {"startLine": error.line, "startColumn": error.column}
+        notification["properties"] = {"cell": error.cell}
+    return notification
+
+
+def _replacement(edit: Edit, cells: CellMap | None) -> dict[str, object]:
+    region = edit.as_json(cells)
+    replacement: dict[str, object] = {
+        "deletedRegion": {"startLine": region["line"], "startColumn": edit.column,
+                          "endLine": region["end_line"], "endColumn": edit.end_column},
+        "insertedContent": {"text": edit.content},
+    }
+    if cells is not None:
+        replacement["properties"] = {"cell": region["cell"], "endCell": region["end_cell"]}
+    return replacement
+
+
 def _snippet(f: Finding, lines: list[str], color: bool) -> str:
     if not 0 < f.line <= len(lines):
         return ""
     text = lines[f.line - 1].expandtabs(1)
     width = max(1, (f.end_column - f.column) if f.end_line == f.line else len(text) - f.column + 1)
-    gutter = f"{f.line:>5} | "
+    gutter = f"{f.position()[1]:>5} | "  # in a notebook, the line within the cell
     caret = " " * (len(gutter) + f.column - 1) + paint("^" * width, "1;31", color)
     return f"{gutter}{text}\n{caret}\n"
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from dtype_lint.core.engine import LintError, lint_source, parse
+from dtype_lint.core.engine import LintError, parse
 from dtype_lint.core.finding import FileError
 from dtype_lint.core.fixes import apply_edits, write_atomic
 from dtype_lint.core.noqa import noqa_edits
 from dtype_lint.project.config import Config
-from dtype_lint.project.file_lint import FileResult
+from dtype_lint.project.file_lint import FileResult, lint_data
 
 
 @dataclasses.dataclass
@@ -42,14 +42,14 @@ def add_noqa(results: list[FileResult], config: Config) -> tuple[list[FileResult
         new_text = apply_edits(result.source.text, edits)
         try:
             parse(new_text)  # a comment never breaks a file; if one would, nothing is written
-            write_atomic(result.path, result.source.encode(new_text), result.data)
-            remaining = lint_source(new_text, result.path, config.codes_for(result.path), config.options)
+            new_data = result.source.encode(new_text)
+            write_atomic(result.path, new_data, result.data)
         except (LintError, OSError) as exc:
             reason = str(exc) if isinstance(exc, LintError) else f"cannot write: {exc.strerror}"
             out.append(FileResult(result.path, result.findings, FileError(result.path, f"# noqa not added: {reason}")))
             continue
         added.comments += len(edits)
         added.files += 1
-        out.append(FileResult(result.path, remaining))
+        out.append(lint_data(result.path, new_data, config))
     return out, added
 

@@ -21,7 +21,10 @@ DEFAULT_EXCLUDE = (
     "build", "dist", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", ".dtype_lint_cache", "*.egg-info", ".eggs",
 )
-_LIST_KEYS = {"select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude"}
+# Which files a folder run lints, matched like `exclude` (gitignore patterns): ruff's default.
+DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
+_LIST_KEYS = {"select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "include",
+              "extend-include"}
 _KNOWN_KEYS = _LIST_KEYS | {"per-file-ignores"} | set(OPTION_KEYS)
 
 
@@ -38,6 +41,7 @@ class Config:
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    include: tuple[str, ...] = DEFAULT_INCLUDE
     options: Options = Options()
     root: str = "."  # folder that per-file-ignores and exclude are relative to
     source: str | None = None  # the file it came from
@@ -78,10 +82,13 @@ class Config:
     def exclude_spec(self) -> Excludes:
         return Excludes(self.exclude)
 
+    def include_spec(self) -> Excludes:
+        return Excludes(self.include)
+
     def fingerprint(self) -> str:
         """A stable text that changes whenever the effective configuration changes."""
         return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores, self.options,
-                     self.exclude))
+                     self.exclude, self.include))
 
 
 def _matches(code: str, selectors: Iterable[str]) -> bool:
@@ -171,6 +178,7 @@ def config_from_table(table: dict[str, Any], root: str = ".", source: str | None
         ignore=lists.get("ignore", ()) + lists.get("extend-ignore", ()),
         per_file_ignores=tuple(pfi),
         exclude=lists.get("exclude", DEFAULT_EXCLUDE) + lists.get("extend-exclude", ()),
+        include=lists.get("include", DEFAULT_INCLUDE) + lists.get("extend-include", ()),
         options=dataclasses.replace(Options(), **option_values),
         root=root,
         source=source,

@@ -1,4 +1,5 @@
-"""Which files a run lints: Python files under the given paths, minus excluded ones."""
+"""Which files a run lints: files matching `include` (Python files and notebooks) under
+the given paths, minus excluded ones."""
 
 from __future__ import annotations
 
@@ -11,18 +12,19 @@ from dtype_lint.core.finding import FileError
 
 
 def discover(
-    paths: list[str], exclude: Excludes, root: str, force_exclude: bool = False
+    paths: list[str], include: Excludes, exclude: Excludes, root: str, force_exclude: bool = False,
 ) -> Iterator[str | FileError]:
     """Yield each Python file to lint, or a FileError for a path that cannot be.
 
     Files named explicitly are linted even if excluded, as ruff does, unless
-    ``force_exclude`` (pre-commit names every file). Symlinked directories are not
+    ``force_exclude`` (pre-commit names every file). In folders, files are those that
+    ``include`` matches (``Config.include``). Symlinked directories are not
     followed, so a symlink loop cannot trap the walk.
     """
     root_abs = os.path.abspath(root)
     for path in paths:
         if os.path.isdir(path):
-            yield from _walk(path, exclude, root_abs)
+            yield from _walk(path, exclude, include, root_abs)
         elif os.path.lexists(path):
             if not (force_exclude and _excluded(path, exclude, root_abs, is_dir=False)):
                 yield path
@@ -30,7 +32,7 @@ def discover(
             yield FileError(path, "no such file or directory")
 
 
-def _walk(top: str, exclude: Excludes, root_abs: str) -> Iterator[str | FileError]:
+def _walk(top: str, exclude: Excludes, include: Excludes, root_abs: str) -> Iterator[str | FileError]:
     def on_error(exc: OSError) -> None:
         errors.append(FileError(exc.filename or top, f"cannot list directory: {exc.strerror}"))
 
@@ -44,7 +46,7 @@ def _walk(top: str, exclude: Excludes, root_abs: str) -> Iterator[str | FileErro
             if not os.path.islink(os.path.join(folder, d)) and not exclude.match_file(f"{base}{d}/")
         )
         for name in sorted(files):
-            if name.endswith((".py", ".pyi")) and not exclude.match_file(base + name):
+            if include.match_file(base + name) and not exclude.match_file(base + name):
                 yield os.path.normpath(os.path.join(folder, name))
     yield from errors
 

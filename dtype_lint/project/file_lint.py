@@ -16,6 +16,7 @@ from dtype_lint.core.engine import LintError, Source, lint_source
 from dtype_lint.core.finding import FileError, Finding
 from dtype_lint.project.cache import Cache
 from dtype_lint.project.config import Config
+from dtype_lint.project.notebooks import NotebookSource, is_notebook, read_notebook
 
 # LibCST needs about a minute and 500 MB per MiB of dense source; the largest hand-written
 # file in torch, jax and flax is 1.4 MB. Larger files are generated, and reported unlinted.
@@ -28,8 +29,10 @@ class FileResult:
     path: str
     findings: list[Finding]
     error: FileError | None = None
-    source: Source | None = None
+    source: Source | NotebookSource | None = None
     data: bytes | None = None
+    # Parts that could not be linted while the rest was (a notebook cell that does not parse).
+    notes: list[FileError] = dataclasses.field(default_factory=list)
 
 
 def read_file(path: str) -> bytes:
@@ -59,17 +62,33 @@ def read_file(path: str) -> bytes:
             raise LintError(f"cannot read: {exc.strerror}") from None
 
 
-def lint_path(path: str, config: Config) -> FileResult:
+def decode(path: str, data: bytes) -> Source | NotebookSource:
+    """The text to lint: the file's, or a notebook's code cells as one module."""
+    return read_notebook(data) if is_notebook(path) else Source.from_bytes(data)
+
+
+def lint_data(path: str, data: bytes, config: Config) -> FileResult:
+    """Lint a file's bytes (read, or about to be written by a fix)."""
     try:
-        data = read_file(path)
-        source = Source.from_bytes(data)
+        source = decode(path, data)
         findings = lint_source(source.text, path, config.codes_for(path), config.options)
     except LintError as exc:
         return FileResult(path, [], FileError(path, str(exc)))
     except Exception as exc:  # a bug of ours must cost one file, not the whole run
         reason = f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}; please report it"
         return FileResult(path, [], FileError(path, reason))
+    if isinstance(source, NotebookSource):
+        findings = [dataclasses.replace(f, cells=source.cells) for f in findings]
+        return FileResult(path, findings, source=source, data=data, notes=source.errors(path))
     return FileResult(path, findings, source=source, data=data)
+
+
+def lint_path(path: str, config: Config) -> FileResult:
+    try:
+        data = read_file(path)
+    except LintError as exc:
+        return FileResult(path, [], FileError(path, str(exc)))
+    return lint_data(path, data, config)
 
 
 GC_THRESHOLD = 10_000
@@ -93,18 +112,21 @@ def cached(path: str, cache: Cache, keep_source: bool) -> FileResult | None:
     findings = cache.get(cache.key(path, data), path)
     if findings is None:
         return None
-    if keep_source and findings:
-        try:
-            return FileResult(path, findings, source=Source.from_bytes(data), data=data)
-        except LintError:
-            return None
-    return FileResult(path, findings)
+    if not findings or not (keep_source or is_notebook(path)):
+        return FileResult(path, findings)
+    try:
+        source = decode(path, data)  # a notebook's findings need its cells to be shown
+    except LintError:
+        return None
+    if isinstance(source, NotebookSource):
+        findings = [dataclasses.replace(f, cells=source.cells) for f in findings]
+    return FileResult(path, findings, source=source, data=data) if keep_source else FileResult(path, findings)
 
 
 def lint_one(path: str, config: Config, cache: Cache | None, keep_source: bool) -> FileResult:
     """Lint one file (see :func:`lint_path`) and store its findings in ``cache``."""
     result = lint_path(path, config)
-    if cache is not None and result.error is None and result.data is not None:
+    if cache is not None and result.error is None and not result.notes and result.data is not None:
         cache.put(cache.key(path, result.data), result.findings)
     if not keep_source:
         result.source = result.data = None  # not worth sending back from a worker

@@ -38,7 +38,7 @@ def lint_paths(
     fewer_collections()
     results: list[FileResult | None] = []
     pending: list[tuple[int, str]] = []
-    for item in discover(paths, config.exclude_spec(), config.root, force_exclude):
+    for item in discover(paths, config.include_spec(), config.exclude_spec(), config.root, force_exclude):
         if isinstance(item, FileError):
             results.append(FileResult(item.path, [], item))
             continue
@@ -53,5 +53,5 @@ def lint_paths(
 
 def summarize(results: list[FileResult]) -> RunResult:
     findings = sorted(f for r in results for f in r.findings)
-    errors = sorted((r.error for r in results if r.error), key=lambda e: e.path)
+    errors = sorted((e for r in results for e in ([r.error] if r.error else []) + r.notes), key=lambda e: e.path)
     return RunResult(findings, errors, len(results))
