@@ -19,7 +19,7 @@ import tokenize
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from dtype_lint.core import prefilter_switch
-from dtype_lint.core.finding import Edit, Finding, Fix
+from dtype_lint.core.finding import Edit, FileError, Finding, Fix
 from dtype_lint.core.guards import check_depth
 from dtype_lint.rules.options import Options
 from dtype_lint.core.suppression import Suppressions, file_is_exempt
@@ -39,7 +39,20 @@ NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class LintError(Exception):
-    """A file that cannot be linted; the message is the one-line reason."""
+    """A file that cannot be linted; the message is the one-line reason, ``line`` and
+    ``column`` where in the file it is (a syntax error), if anywhere."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(reason)
+        self.line, self.column = line, column
+
+    def at(self, path: str) -> FileError:
+        return FileError(path, str(self), self.line, self.column)
+
+
+# LibCST words its errors "parser error: error at L:C: expected ...", L:C being the
+# token after the error; the position is reported apart, so only the words are kept.
+_LIBCST_PREFIX = re.compile(r"^(parser error: )?(error at \d+:\d+: )?")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,15 +91,38 @@ def applicable_rules(source: str, rules: Sequence[type[Rule]], options: Options)
 def parse(text: str) -> cst.Module:
     import libcst as cst
 
-    reason = check_depth(text)
+    try:
+        reason = check_depth(text)
+    except SyntaxError as exc:
+        raise _syntax_error(exc) from None
     if reason is not None:
         raise LintError(reason)
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        raise LintError(f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {exc.message}") from None
+        raise _syntax_error(_cpython_syntax_error(text) or exc) from None
     except RecursionError:
         raise LintError("too deeply nested to parse") from None
+
+
+def _cpython_syntax_error(text: str) -> SyntaxError | None:
+    """CPython's error for a text LibCST rejects: its position is the error's own (as
+    ruff's and editors' are), where LibCST's is the next token's."""
+    import ast
+
+    try:
+        compile(text, "<dtype-lint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc if exc.lineno else None
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None  # syntax CPython accepts and LibCST does not know yet
+
+
+def _syntax_error(exc: SyntaxError | cst.ParserSyntaxError) -> LintError:
+    if isinstance(exc, SyntaxError):
+        return LintError(f"syntax error: {exc.msg}", exc.lineno, exc.offset or 1)
+    return LintError(f"syntax error: {_LIBCST_PREFIX.sub('', exc.message)}", exc.raw_line, exc.raw_column + 1)
 
 
 def lint_source(

@@ -58,7 +58,10 @@ class Finding:
 
 @dataclasses.dataclass(frozen=True)
 class FileError:
-    """A file that could not be linted, with the reason in one line."""
+    """A file that could not be linted, with the reason in one line and, for a syntax
+    error, where it is (1-based, as findings are placed)."""
 
     path: str
     reason: str
+    line: int | None = None
+    column: int | None = None

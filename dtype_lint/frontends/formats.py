@@ -46,19 +46,27 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
 
 
 def write_errors(errors: list[FileError], out: TextIO, fmt: str) -> None:
+    """Each error on one line; one with a position (a syntax error) is placed as
+    findings are, ``path:line:column``, so that editors and CI can jump to it."""
     for e in errors:
+        placed = e.line is not None and e.column is not None
         if fmt == "github":
-            out.write(f"::error title=dtype-lint,file={e.path}::{_escape(e.reason)}\n")
+            where = f",line={e.line},col={e.column}" if placed else ""
+            out.write(f"::error title=dtype-lint,file={e.path}{where}::{_escape(e.reason)}\n")
         else:
-            out.write(f"{e.path}: error: {e.reason}\n")
+            out.write(f"{e.path}{f':{e.line}:{e.column}' if placed else ''}: error: {e.reason}\n")
 
 
 def statistics(findings: list[Finding], out: TextIO) -> None:
+    """A count per code, most frequent first, marked as ruff marks them: `[*]` where
+    `--fix` fixes some of them, `[ ]` where none has a fix or only unsafe ones (which
+    `--unsafe-fixes` applies, and so leaves no finding to count); no marks at all where
+    no code has a `[*]`."""
     counts = collections.Counter(f.code for f in findings)
+    fixable = {f.code for f in findings if f.fix and f.fix.applicability == "safe"}
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        fixable = sum(1 for f in findings if f.code == code and f.fix)
-        name = rule_codes().get(code, "")
-        out.write(f"{count:>6}  {code}  {name}{'  [*] fixable: ' + str(fixable) if fixable else ''}\n")
+        mark = ("[*] " if code in fixable else "[ ] ") if fixable else ""
+        out.write(f"{count:>6}  {code}  {mark}{rule_codes().get(code, '')}\n")
 
 
 def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[str], list[str]]) -> dict[str, object]:
@@ -110,7 +118,7 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
         results.append(result)
     notifications = [
         {"level": "error", "message": {"text": e.reason},
-         "locations": [{"physicalLocation": {"artifactLocation": {"uri": e.path.replace("\\", "/")}}}]}
+         "locations": [{"physicalLocation": _error_location(e)}]}
         for e in errors
     ]
     return {
@@ -124,6 +132,13 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
                              "toolExecutionNotifications": notifications}],
         }],
     }
+
+
+def _error_location(e: FileError) -> dict[str, object]:
+    location: dict[str, object] = {"artifactLocation": {"uri": e.path.replace("\\", "/")}}
+    if e.line is not None and e.column is not None:
+        location["region"] = {"startLine": e.line, "startColumn": e.column}
+    return location
 
 
 def line_hashes(findings: list[Finding], lines_of: Callable[[str], list[str]]) -> dict[Finding, str]:
