@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from dtype_lint.core import prefilter_switch
 from dtype_lint.core.finding import Edit, FileError, Finding, Fix
 from dtype_lint.core.guards import check_depth
+from dtype_lint.core.imports import import_edit
+from dtype_lint.core.lines import NEWLINE
 from dtype_lint.rules.options import Options
 from dtype_lint.core.suppression import Suppressions, file_is_exempt
 
@@ -33,9 +35,6 @@ if TYPE_CHECKING:
     from dtype_lint.rules.registry import Rule
     from dtype_lint.rules.base import Report
 
-# LibCST (and so every position we report) ends lines at \n, \r\n or \r only, unlike
-# str.splitlines, which also splits at form feeds and other separators.
-NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class LintError(Exception):
@@ -332,8 +331,7 @@ def _to_findings(
     wanted: dict[int, list[cst.CSTNode]] = {}
     for report, index in zip(reports, statement_of):
         wanted.setdefault(index, []).append(report.node)
-        if report.replace is not None:
-            wanted[index].append(report.replace[0])
+        wanted[index].extend(old for old, _ in report.replace)
     positions = _positions(module, parsed_text, wanted)
     lines = NEWLINE.split(text)
 
@@ -341,6 +339,7 @@ def _to_findings(
         return line_map[reduced_line - 1] if line_map is not None else reduced_line
 
     suppressions = Suppressions(text, lines)
+    import_edits = functools.lru_cache(maxsize=None)(functools.partial(import_edit, text))
     findings: set[Finding] = set()
     for report in reports:
         where = positions(report.node)
@@ -348,15 +347,19 @@ def _to_findings(
         if suppressions.covers(start, report.code):
             continue
         fix = None
-        if report.replace is not None and report.applicability is not None:
-            old, new = report.replace
-            span = positions(old)
-            edit = Edit(line_of(span.start.line), span.start.column + 1, line_of(span.end.line),
-                        span.end.column + 1, module.code_for_node(new))
+        if report.replace and report.applicability is not None:
+            edits = []
+            for old, new in report.replace:
+                span = positions(old)
+                edits.append(Edit(line_of(span.start.line), span.start.column + 1, line_of(span.end.line),
+                                  span.end.column + 1, module.code_for_node(new)))
             # LibCST miscounts lines after a backslash continuation ended by \r\n; a fix
-            # is kept only where the text it replaces is the node's own text.
-            if _text_at(lines, edit) == NEWLINE.sub("\n", module.code_for_node(old)):
-                fix = Fix(report.applicability, (edit,))
+            # is kept only where the text each edit replaces is its node's own text.
+            if all(_text_at(lines, edit) == NEWLINE.sub("\n", module.code_for_node(old))
+                   for edit, (old, _) in zip(edits, report.replace)):
+                # the whole file is parsed again for this, but only in a file with such a fix
+                added = import_edits(report.imports) if report.imports else None
+                fix = Fix(report.applicability, tuple(edits) + ((added,) if added else ()))
         findings.add(
             Finding(path, start, where.start.column + 1, end, where.end.column + 1,
                     report.code, report.name, report.message, fix)
