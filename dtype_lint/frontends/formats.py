@@ -3,7 +3,7 @@
 SARIF results carry a ``primaryLocationLineHash`` of their own (the code and the
 finding's line text with whitespace collapsed, and which such line of the file it is), so
 GitHub code scanning follows an alert when lines are added or removed above it; each
-rule's ``helpUri`` is its section of the README (written by :mod:`.docs`).
+rule's ``helpUri`` is its page on the documentation site (written by :mod:`.docs`).
 """
 
 from __future__ import annotations
