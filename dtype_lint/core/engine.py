@@ -108,9 +108,12 @@ def _cpython_syntax_error(text: str) -> SyntaxError | None:
     """CPython's error for a text LibCST rejects: its position is the error's own (as
     ruff's and editors' are), where LibCST's is the next token's."""
     import ast
+    import warnings
 
     try:
-        compile(text, "<dtype-lint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():  # the file's own SyntaxWarnings are not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, "<dtype-lint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         return exc if exc.lineno else None
     except (ValueError, RecursionError, MemoryError):
