@@ -70,7 +70,7 @@ def test_unparsable_and_undecodable_files_are_reported_and_left_alone(cli, tmp_p
     olds = broken.read_bytes(), undecodable.read_bytes()
     result = cli("check", str(tmp_path), "--add-noqa", "--no-cache")
     assert result.code == 2
-    assert "broken.py: error: syntax error" in result.err
+    assert "broken.py:2:29: error: syntax error" in result.err
     assert "bytes.py: error: cannot decode" in result.err
     assert (broken.read_bytes(), undecodable.read_bytes()) == olds
     assert result.out.splitlines()[-1] == "Added 1 `# noqa` comment in 1 file."

@@ -1,4 +1,5 @@
-"""The catalog: unique codes in the right family, full docs, fixtures, a current README."""
+"""The catalog: unique codes in the right family, full docs, fixtures, current generated
+docs (README table, rule pages), documented options and flags."""
 
 from __future__ import annotations
 
@@ -46,17 +47,30 @@ def test_rules_with_fixes_say_how_safe():
             assert rule.fix in rule.doc.fix_safety.lower()
 
 
-def test_readme_rules_table_is_current():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert docs.render(readme) == readme, "run: python -m dtype_lint.frontends.docs"
+def test_generated_docs_are_current():
+    """The README's table, the rule pages, the rules index and the site's navigation."""
+    changed, gone = docs.stale(ROOT)
+    assert not changed and not gone, "run: python -m dtype_lint.frontends.docs"
 
 
-def test_readme_documents_every_option():
+def test_stale_docs_are_found_and_rewritten(tmp_path):
+    for name in ("README.md", "mkdocs.yml"):
+        (tmp_path / name).write_text((ROOT / name).read_text(encoding="utf-8"))
+    (tmp_path / "docs" / "rules").mkdir(parents=True)
+    (tmp_path / "docs" / "rules" / "dtl999-gone.md").write_text("# a rule that is gone\n")
+    assert docs.main([str(tmp_path), "--check"]) == 1
+    assert docs.main([str(tmp_path)]) == 0
+    assert docs.main([str(tmp_path), "--check"]) == 0
+    assert not (tmp_path / "docs" / "rules" / "dtl999-gone.md").exists()
+    assert (tmp_path / "docs" / "rules" / "dtl101-float32-dtype-default.md").read_text().startswith("<!-- generated")
+
+
+def test_configuration_page_documents_every_option():
     from dtype_lint.rules.options import OPTION_KEYS
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for key in OPTION_KEYS:
-        assert f"`{key}`" in readme, key
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    for key in [*OPTION_KEYS, "target-version"]:
+        assert f"`{key}" in page, key
 
 
 def test_rule_codes_from_file_names_match_the_rules():
@@ -71,24 +85,10 @@ def test_opt_in_codes_match_the_rules():
     assert opt_in_codes() == {rule.doc.code for rule in RULES if not rule.doc.default_enabled}
 
 
-def _github_slug(heading: str) -> str:
-    """The anchor GitHub gives a heading (github-slugger: lower case, punctuation but
-    `-` and `_` dropped, spaces to hyphens)."""
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
-def test_every_rule_has_a_readme_section_at_its_help_uri_anchor():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    anchors = {_github_slug(line.lstrip("#")) for line in readme.splitlines() if line.startswith("#")}
-    for doc in all_docs().values():
-        assert doc.anchor in anchors, doc.code
-        assert doc.help_uri.endswith("#" + doc.anchor)
-
-
-def test_readme_documents_every_cli_option():
+def test_cli_and_configuration_pages_document_every_cli_option():
     from dtype_lint.frontends.cli import build_parser
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = "".join((ROOT / "docs" / page).read_text(encoding="utf-8") for page in ("cli.md", "configuration.md"))
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
     for name in ("check", "fix"):

@@ -44,7 +44,7 @@ def test_text_output_is_sorted_and_one_based(cli, project):
 def test_unparsable_file_is_reported_and_others_still_linted(cli, project):
     (project / "broken.py").write_text("def f(:\n")
     result = cli("check", str(project))
-    assert "broken.py: error: syntax error" in result.err
+    assert "broken.py:1:7: error: syntax error: invalid syntax" in result.err
     assert "bad.py:2:16: DTL101" in result.out
     assert result.code == 2
 
@@ -128,3 +128,23 @@ def test_console_script_runs_as_a_process(project):
     assert proc.returncode == 1
     assert b"DTL101" in proc.stdout
     assert run_process("--version").stdout.startswith(b"dtype-lint ")
+
+
+@pytest.mark.parametrize(("fmt", "placed"), [
+    ("text", "broken.py:1:7: error: syntax error: invalid syntax"),
+    ("json", "broken.py:1:7: error: syntax error: invalid syntax"),
+    ("github", "::error title=dtype-lint,file=broken.py,line=1,col=7::syntax error: invalid syntax"),
+])
+def test_syntax_error_carries_its_one_position_in_every_format(cli, tmp_path, fmt, placed):
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    result = cli("check", "--no-cache", "broken.py", "--output-format", fmt, cwd=tmp_path)
+    assert result.err.splitlines() == [placed]
+    assert result.code == 2
+
+
+def test_sarif_notification_places_a_syntax_error(cli, tmp_path):
+    (tmp_path / "broken.py").write_text("x = 1\ndef f(:\n")
+    log = cli("check", "--no-cache", "broken.py", "--output-format", "sarif", cwd=tmp_path).json()
+    [note] = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 7}
+    assert note["message"]["text"] == "syntax error: invalid syntax"

@@ -1,11 +1,12 @@
-"""SARIF for GitHub code scanning: rule metadata with a README `helpUri`, and
+"""SARIF for GitHub code scanning: rule metadata with a `helpUri` at the rule's page of
+the documentation site, and
 fingerprints that follow a finding when lines move."""
 
 from __future__ import annotations
 
 import json
 
-from dtype_lint.rules.catalog import DOCS_URL
+from dtype_lint.rules.catalog import SITE_URL
 from dtype_lint.rules.registry import RULES_BY_CODE
 
 HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
@@ -20,14 +21,14 @@ def fingerprints(log):
              r["partialFingerprints"]["primaryLocationLineHash"]) for r in log["runs"][0]["results"]]
 
 
-def test_rules_have_descriptions_level_and_a_readme_help_uri(cli, tmp_path):
+def test_rules_have_descriptions_level_and_a_site_help_uri(cli, tmp_path):
     (tmp_path / "a.py").write_text(HAZARD)
     rules = sarif(cli, tmp_path)["runs"][0]["tool"]["driver"]["rules"]
     assert {r["id"] for r in rules} == set(RULES_BY_CODE)
     for rule in rules:
         doc = RULES_BY_CODE[rule["id"]].doc
         assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
-        assert rule["helpUri"] == f"{DOCS_URL}#{rule['id'].lower()}-{doc.name}"
+        assert rule["helpUri"] == f"{SITE_URL}rules/{rule['id'].lower()}-{doc.name}/"
         assert rule["defaultConfiguration"]["level"] == ("error" if doc.default_enabled else "none")
 
 

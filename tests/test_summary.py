@@ -68,7 +68,7 @@ def test_quiet_prints_findings_only_and_silent_nothing(cli, project):
     (project / "broken.py").write_text("def f(:\n")
     quiet = cli("check", "--no-cache", str(project), "-q")
     assert [line.split(": ")[1].split()[0] for line in quiet.out.splitlines()] == ["DTL101", "DTL102"]
-    assert "broken.py: error" in quiet.err and quiet.code == 2
+    assert "broken.py:1:7: error" in quiet.err and quiet.code == 2
     silent = cli("check", "--no-cache", str(project), "--silent")
     assert (silent.out, silent.err, silent.code) == ("", "", 2)
     (project / "broken.py").unlink()

@@ -19,8 +19,10 @@ import tokenize
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from dtype_lint.core import prefilter_switch
-from dtype_lint.core.finding import Edit, Finding, Fix
+from dtype_lint.core.finding import Edit, FileError, Finding, Fix
 from dtype_lint.core.guards import check_depth
+from dtype_lint.core.imports import import_edit
+from dtype_lint.core.lines import NEWLINE
 from dtype_lint.rules.options import Options
 from dtype_lint.core.suppression import Suppressions, file_is_exempt
 
@@ -33,13 +35,23 @@ if TYPE_CHECKING:
     from dtype_lint.rules.registry import Rule
     from dtype_lint.rules.base import Report
 
-# LibCST (and so every position we report) ends lines at \n, \r\n or \r only, unlike
-# str.splitlines, which also splits at form feeds and other separators.
-NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class LintError(Exception):
-    """A file that cannot be linted; the message is the one-line reason."""
+    """A file that cannot be linted; the message is the one-line reason, ``line`` and
+    ``column`` where in the file it is (a syntax error), if anywhere."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(reason)
+        self.line, self.column = line, column
+
+    def at(self, path: str) -> FileError:
+        return FileError(path, str(self), self.line, self.column)
+
+
+# LibCST words its errors "parser error: error at L:C: expected ...", L:C being the
+# token after the error; the position is reported apart, so only the words are kept.
+_LIBCST_PREFIX = re.compile(r"^(parser error: )?(error at \d+:\d+: )?")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,15 +90,41 @@ def applicable_rules(source: str, rules: Sequence[type[Rule]], options: Options)
 def parse(text: str) -> cst.Module:
     import libcst as cst
 
-    reason = check_depth(text)
+    try:
+        reason = check_depth(text)
+    except SyntaxError as exc:
+        raise _syntax_error(exc) from None
     if reason is not None:
         raise LintError(reason)
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        raise LintError(f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {exc.message}") from None
+        raise _syntax_error(_cpython_syntax_error(text) or exc) from None
     except RecursionError:
         raise LintError("too deeply nested to parse") from None
+
+
+def _cpython_syntax_error(text: str) -> SyntaxError | None:
+    """CPython's error for a text LibCST rejects: its position is the error's own (as
+    ruff's and editors' are), where LibCST's is the next token's."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # the file's own SyntaxWarnings are not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, "<dtype-lint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc if exc.lineno else None
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None  # syntax CPython accepts and LibCST does not know yet
+
+
+def _syntax_error(exc: SyntaxError | cst.ParserSyntaxError) -> LintError:
+    if isinstance(exc, SyntaxError):
+        return LintError(f"syntax error: {exc.msg}", exc.lineno, exc.offset or 1)
+    return LintError(f"syntax error: {_LIBCST_PREFIX.sub('', exc.message)}", exc.raw_line, exc.raw_column + 1)
 
 
 def lint_source(
@@ -296,8 +334,7 @@ def _to_findings(
     wanted: dict[int, list[cst.CSTNode]] = {}
     for report, index in zip(reports, statement_of):
         wanted.setdefault(index, []).append(report.node)
-        if report.replace is not None:
-            wanted[index].append(report.replace[0])
+        wanted[index].extend(old for old, _ in report.replace)
     positions = _positions(module, parsed_text, wanted)
     lines = NEWLINE.split(text)
 
@@ -305,6 +342,7 @@ def _to_findings(
         return line_map[reduced_line - 1] if line_map is not None else reduced_line
 
     suppressions = Suppressions(text, lines)
+    import_edits = functools.lru_cache(maxsize=None)(functools.partial(import_edit, text))
     findings: set[Finding] = set()
     for report in reports:
         where = positions(report.node)
@@ -312,15 +350,19 @@ def _to_findings(
         if suppressions.covers(start, report.code):
             continue
         fix = None
-        if report.replace is not None and report.applicability is not None:
-            old, new = report.replace
-            span = positions(old)
-            edit = Edit(line_of(span.start.line), span.start.column + 1, line_of(span.end.line),
-                        span.end.column + 1, module.code_for_node(new))
+        if report.replace and report.applicability is not None:
+            edits = []
+            for old, new in report.replace:
+                span = positions(old)
+                edits.append(Edit(line_of(span.start.line), span.start.column + 1, line_of(span.end.line),
+                                  span.end.column + 1, module.code_for_node(new)))
             # LibCST miscounts lines after a backslash continuation ended by \r\n; a fix
-            # is kept only where the text it replaces is the node's own text.
-            if _text_at(lines, edit) == NEWLINE.sub("\n", module.code_for_node(old)):
-                fix = Fix(report.applicability, (edit,))
+            # is kept only where the text each edit replaces is its node's own text.
+            if all(_text_at(lines, edit) == NEWLINE.sub("\n", module.code_for_node(old))
+                   for edit, (old, _) in zip(edits, report.replace)):
+                # the whole file is parsed again for this, but only in a file with such a fix
+                added = import_edits(report.imports) if report.imports else None
+                fix = Fix(report.applicability, tuple(edits) + ((added,) if added else ()))
         findings.add(
             Finding(path, start, where.start.column + 1, end, where.end.column + 1,
                     report.code, report.name, report.message, fix)

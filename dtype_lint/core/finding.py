@@ -105,15 +105,17 @@ class Finding:
 
 @dataclasses.dataclass(frozen=True)
 class FileError:
-    """A file, or a notebook cell (``cell``, at ``line``:``column`` within it), that could
-    not be linted, with the reason in one line."""
+    """A file that could not be linted, with the reason in one line and, for a syntax
+    error, where it is (1-based, as findings are placed; in a notebook, ``cell`` and the
+    line within it: the cell is left out and the rest of the notebook is linted)."""
 
     path: str
     reason: str
+    line: int | None = None
+    column: int | None = None
     cell: int | None = None
-    line: int = 0
-    column: int = 0
 
     def location(self) -> str:
-        """``PATH`` or, for a cell, ``PATH:cell N:LINE:COL``."""
-        return self.path if self.cell is None else f"{self.path}:cell {self.cell}:{self.line}:{self.column}"
+        """``PATH``, ``PATH:LINE:COL`` or, in a notebook, ``PATH:cell N:LINE:COL``."""
+        where = self.path if self.cell is None else f"{self.path}:cell {self.cell}"
+        return where if self.line is None else f"{where}:{self.line}:{self.column}"

@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import tempfile
 
-from dtype_lint.core.engine import NEWLINE, LintError, parse
+from dtype_lint.core.engine import LintError, parse
 from dtype_lint.core.finding import Edit, Finding
+from dtype_lint.core.lines import line_starts
 
 
 def applicable(findings: list[Finding], unsafe: bool) -> list[Finding]:
@@ -15,10 +16,11 @@ def applicable(findings: list[Finding], unsafe: bool) -> list[Finding]:
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits (overlapping ones after the first are skipped)."""
-    starts = _line_starts(text)
+    """Apply non-overlapping edits (overlapping ones after the first are skipped, and an
+    edit given twice, such as two fixes' one import, is applied once)."""
+    starts = line_starts(text)
     spans = []
-    for edit in sorted(edits):
+    for edit in sorted(set(edits)):
         start = starts[edit.line - 1] + edit.column - 1
         end = starts[edit.end_line - 1] + edit.end_column - 1
         if spans and start < spans[-1][1]:
@@ -64,8 +66,3 @@ def write_atomic(path: str, data: bytes, expected_old: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-
-
-def _line_starts(text: str) -> list[int]:
-    """Offsets where each line starts, splitting lines as LibCST does."""
-    return [0] + [m.end() for m in NEWLINE.finditer(text)] + [len(text)]

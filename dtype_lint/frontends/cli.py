@@ -21,7 +21,7 @@ from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_
 from dtype_lint.core.engine import NEWLINE, LintError, Source, lint_source
 from dtype_lint.core.finding import FileError, Finding
 from dtype_lint.core.fixes import applicable, fixed_text, write_atomic
-from dtype_lint.frontends.console import summary, use_color
+from dtype_lint.frontends.console import diff_summary, summary, use_color
 from dtype_lint.frontends.formats import FORMATS, statistics, write, write_errors
 from dtype_lint.project.parallel import default_jobs
 from dtype_lint.project.file_lint import FileResult, decode, lint_data
@@ -29,6 +29,7 @@ from dtype_lint.project.add_noqa import add_noqa
 from dtype_lint.project.runner import lint_paths, summarize
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+NO_FILES = "warning: No Python files found under the given path(s)"  # ruff's words
 
 
 class _Parser(argparse.ArgumentParser):
@@ -175,6 +176,8 @@ def _check(args: argparse.Namespace) -> int:
     jobs = args.jobs or default_jobs()
     with prefilter_switch.switched(not args.no_prefilter):
         results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing or args.add_noqa)
+    if not results and not args.silent:
+        sys.stderr.write(f"dtype-lint: {NO_FILES}\n")
     found = sum(len(r.findings) for r in results)
     if args.add_noqa:
         results, added = add_noqa(results, config)
@@ -213,7 +216,7 @@ def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
             result = _fix_text(FileResult(path, findings, source=source, data=data), args)
             findings = result.findings
     except LintError as exc:
-        errors.append(FileError(path, str(exc)))
+        errors.append(exc.at(path))
     text = source.text if not errors else ""
     _report(args, findings, errors, lines_of=lambda _: NEWLINE.split(text))
     return _exit_code(args, findings, errors)
@@ -265,6 +268,9 @@ def _report(args: argparse.Namespace, findings: list[Finding], errors: list[File
     out = stream or sys.stdout
     if args.diff:
         write_errors(errors, sys.stderr, "text")
+        closing_line = diff_summary(findings, args.unsafe_fixes)
+        if closing and closing_line and not args.quiet:
+            out.write(closing_line + "\n")
         return
     if args.statistics:
         statistics(findings, out)

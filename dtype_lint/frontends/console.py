@@ -2,7 +2,7 @@
 
 Colour is on when the stream is a terminal; `NO_COLOR` (any non-empty value) turns it
 off and `FORCE_COLOR` on even when piped, NO_COLOR winning where both are set (as
-CPython reads them). The summary follows ruff's wording.
+CPython reads them). The summaries follow ruff's wording.
 """
 
 from __future__ import annotations
@@ -49,5 +49,20 @@ def summary(findings: list[Finding], errors: list[FileError], fixed: int = 0) ->
     return f"Found {found}" + (f" ({'; '.join(notes)})" if notes else "") + "." + errors_note
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def diff_summary(findings: list[Finding], unsafe_fixes: bool) -> str | None:
+    """What ``--diff`` ends with, in ruff's words: `Would fix N findings.` (with the
+    unsafe fixes left out, if any), `No findings would be fixed (N fixes available with
+    --unsafe-fixes).`, or None when no finding has a fix."""
+    safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")
+    unsafe = sum(1 for f in findings if f.fix and f.fix.applicability != "safe")
+    would, held_back = (safe + unsafe, 0) if unsafe_fixes else (safe, unsafe)
+    if would:
+        more = f" ({_plural(held_back, 'additional fix', 'additional fixes')} available with --unsafe-fixes)"
+        return f"Would fix {_plural(would, 'finding')}{more if held_back else ''}."
+    if held_back:
+        return f"No findings would be fixed ({_plural(held_back, 'fix', 'fixes')} available with --unsafe-fixes)."
+    return None
+
+
+def _plural(count: int, noun: str, nouns: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"

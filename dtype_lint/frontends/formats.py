@@ -3,7 +3,7 @@
 SARIF results carry a ``primaryLocationLineHash`` of their own (the code and the
 finding's line text with whitespace collapsed, and which such line of the file it is), so
 GitHub code scanning follows an alert when lines are added or removed above it; each
-rule's ``helpUri`` is its section of the README (written by :mod:`.docs`).
+rule's ``helpUri`` is its page on the documentation site (written by :mod:`.docs`).
 """
 
 from __future__ import annotations
@@ -48,20 +48,27 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
 
 
 def write_errors(errors: list[FileError], out: TextIO, fmt: str) -> None:
+    """Each error on one line; one with a position (a syntax error) is placed as
+    findings are, ``path:line:column``, so that editors and CI can jump to it."""
     for e in errors:
         if fmt == "github":
-            in_cell = "" if e.cell is None else f"cell {e.cell}:{e.line}:{e.column}: "
-            out.write(f"::error title=dtype-lint,file={e.path}::{in_cell}{_escape(e.reason)}\n")
+            where = f",line={e.line},col={e.column}" if e.line is not None else ""
+            in_cell = "" if e.cell is None else f"cell {e.cell}: "
+            out.write(f"::error title=dtype-lint,file={e.path}{where}::{in_cell}{_escape(e.reason)}\n")
         else:
             out.write(f"{e.location()}: error: {e.reason}\n")
 
 
 def statistics(findings: list[Finding], out: TextIO) -> None:
+    """A count per code, most frequent first, marked as ruff marks them: `[*]` where
+    `--fix` fixes some of them, `[ ]` where none has a fix or only unsafe ones (which
+    `--unsafe-fixes` applies, and so leaves no finding to count); no marks at all where
+    no code has a `[*]`."""
     counts = collections.Counter(f.code for f in findings)
+    fixable = {f.code for f in findings if f.fix and f.fix.applicability == "safe"}
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        fixable = sum(1 for f in findings if f.code == code and f.fix)
-        name = rule_codes().get(code, "")
-        out.write(f"{count:>6}  {code}  {name}{'  [*] fixable: ' + str(fixable) if fixable else ''}\n")
+        mark = ("[*] " if code in fixable else "[ ] ") if fixable else ""
+        out.write(f"{count:>6}  {code}  {mark}{rule_codes().get(code, '')}\n")
 
 
 def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[str], list[str]]) -> dict[str, object]:
@@ -140,11 +147,13 @@ def line_hashes(findings: list[Finding], lines_of: Callable[[str], list[str]]) -
 
 
 def _notification(error: FileError) -> dict[str, object]:
+    """A file error; a syntax error is placed (in a notebook, within its cell)."""
     location: dict[str, object] = {"artifactLocation": {"uri": error.path.replace("\\", "/")}}
     notification: dict[str, object] = {"level": "error", "message": {"text": error.reason},
                                        "locations": [{"physicalLocation": location}]}
-    if error.cell is not None:
+    if error.line is not None:
         location["region"] = {"startLine": error.line, "startColumn": error.column}
+    if error.cell is not None:
         notification["properties"] = {"cell": error.cell}
     return notification
 

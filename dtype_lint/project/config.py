@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
+import re
 import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Iterable
@@ -25,7 +26,9 @@ DEFAULT_EXCLUDE = (
 DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
 _LIST_KEYS = {"select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "include",
               "extend-include"}
-_KNOWN_KEYS = _LIST_KEYS | {"per-file-ignores"} | set(OPTION_KEYS)
+_KNOWN_KEYS = _LIST_KEYS | {"per-file-ignores", "target-version"} | set(OPTION_KEYS)
+_TARGET_VERSION = re.compile(r"py3(\d+)")  # ruff's spelling: py39, py310, ...
+_REQUIRES_PYTHON = re.compile(r"(?:>=|~=|==)\s*3\.(\d+)")
 
 
 class ConfigError(Exception):
@@ -144,10 +147,13 @@ def load_config(path: Path | None) -> Config:
     table = data.get("tool", {}).get("dtype-lint", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.dtype-lint] must be a table")
-    return config_from_table(table, root=str(Path(path).parent), source=str(path))
+    requires = data.get("project", {}).get("requires-python")
+    return config_from_table(table, root=str(Path(path).parent), source=str(path),
+                             requires_python=requires if isinstance(requires, str) else None)
 
 
-def config_from_table(table: dict[str, Any], root: str = ".", source: str | None = None) -> Config:
+def config_from_table(table: dict[str, Any], root: str = ".", source: str | None = None,
+                      requires_python: str | None = None) -> Config:
     where = f"{source}: " if source else ""
     unknown = sorted(set(table) - _KNOWN_KEYS)
     if unknown:
@@ -179,10 +185,24 @@ def config_from_table(table: dict[str, Any], root: str = ".", source: str | None
         per_file_ignores=tuple(pfi),
         exclude=lists.get("exclude", DEFAULT_EXCLUDE) + lists.get("extend-exclude", ()),
         include=lists.get("include", DEFAULT_INCLUDE) + lists.get("extend-include", ()),
-        options=dataclasses.replace(Options(), **option_values),
+        options=dataclasses.replace(Options(), **option_values,
+                                    target_version=_target_version(table, requires_python, where)),
         root=root,
         source=source,
     )
+
+
+def _target_version(table: dict[str, Any], requires_python: str | None, where: str) -> tuple[int, int]:
+    """`target-version` (`"py39"`), else the lowest Python `requires-python` allows,
+    else the default."""
+    if "target-version" in table:
+        value = table["target-version"]
+        match = _TARGET_VERSION.fullmatch(value) if isinstance(value, str) else None
+        if match is None:
+            raise ConfigError(f"{where}'target-version' must be a Python version such as \"py310\", got {value!r}")
+        return 3, int(match.group(1))
+    minors = [int(m) for m in _REQUIRES_PYTHON.findall(requires_python or "")]
+    return (3, min(minors)) if minors else Options().target_version
 
 
 def validate_selector(code: str, where: str) -> None:

@@ -73,7 +73,7 @@ def lint_data(path: str, data: bytes, config: Config) -> FileResult:
         source = decode(path, data)
         findings = lint_source(source.text, path, config.codes_for(path), config.options)
     except LintError as exc:
-        return FileResult(path, [], FileError(path, str(exc)))
+        return FileResult(path, [], exc.at(path))
     except Exception as exc:  # a bug of ours must cost one file, not the whole run
         reason = f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}; please report it"
         return FileResult(path, [], FileError(path, reason))

@@ -69,7 +69,8 @@ class NotebookSource:
     encoding: str = "utf-8"
 
     def errors(self, path: str) -> list[FileError]:
-        return [FileError(path, reason, cell, line, column) for cell, line, column, reason in self.problems]
+        return [FileError(path, reason, line=line, column=column, cell=cell)
+                for cell, line, column, reason in self.problems]
 
     def encode(self, text: str) -> bytes:
         """The notebook's bytes with ``text`` (this module after edits) as its code."""

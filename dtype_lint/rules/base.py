@@ -30,8 +30,10 @@ class Report:
     name: str
     node: cst.CSTNode
     message: str
-    replace: tuple[cst.CSTNode, cst.CSTNode] | None
+    # the fix: (old node, new node) pairs, and the imports the new nodes need
+    replace: tuple[tuple[cst.CSTNode, cst.CSTNode], ...]
     applicability: str | None
+    imports: tuple[tuple[str, str | None], ...] = ()
 
 
 class Rule:
@@ -71,7 +73,12 @@ class Rule:
         node: cst.CSTNode,
         message: str | None = None,
         replace: tuple[cst.CSTNode, cst.CSTNode] | None = None,
+        also_replace: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = (),
+        imports: tuple[tuple[str, str | None], ...] = (),
     ) -> None:
+        """Report ``node``; a fix replaces ``replace``'s old node with its new one (and
+        ``also_replace``'s, in the same fix), adding ``imports`` (``(module, name)``, or
+        ``(module, None)`` for ``import module``) where the file lacks them."""
         if not self.reports_in_tests:
             from dtype_lint.core.roles import roles
 
@@ -83,7 +90,8 @@ class Rule:
                 self.doc.name,
                 node,
                 message or self.message,
-                replace,
+                (replace, *also_replace) if replace is not None else (),
                 self.fix if replace is not None else None,
+                imports,
             )
         )

@@ -1,7 +1,8 @@
 """Rule metadata shared by the static rules, the runtime checks and every front-end.
 
 A :class:`RuleDoc` carries a code, its name, its family and the docs that
-``dtype-lint explain`` prints and the README table is generated from. Static rules
+``dtype-lint explain`` prints and the documentation site's rule pages are generated
+from. Static rules
 (LibCST visitors under :mod:`dtype_lint.rules`) and runtime checks
 (:mod:`dtype_lint.runtime.codes`) both describe themselves with one, so a code means
 the same thing wherever it is reported.
@@ -12,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 
-# The README is the rules' reference; each rule has a section there (see `anchor`).
-DOCS_URL = "https://github.com/dtype-lint/dtype-lint"
+# The documentation site (built by MkDocs from docs/); each rule has a page there.
+SITE_URL = "https://dtype-lint.github.io/dtype-lint/"
 
 FAMILIES = {
     "1": "Hardcoded float32",
@@ -44,14 +45,14 @@ class RuleDoc:
         return FAMILIES[self.code[3]]
 
     @property
-    def anchor(self) -> str:
-        """The README section's anchor as GitHub derives it from the heading
-        `CODE name` (`dtl101-float32-dtype-default`): stable while the name is."""
-        return f"{self.code}-{self.name}".lower()
+    def page(self) -> str:
+        """The rule's page on the site, relative to it (`rules/dtl101-float32-dtype-default/`:
+        from docs/rules/dtl101-float32-dtype-default.md), stable while the name is."""
+        return f"rules/{self.code.lower()}-{self.name}/"
 
     @property
     def help_uri(self) -> str:
-        return f"{DOCS_URL}#{self.anchor}"
+        return SITE_URL + self.page
 
     def markdown(self) -> str:
         """The rule's docs in ruff's layout."""

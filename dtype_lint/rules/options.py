@@ -78,6 +78,10 @@ class Options:
         "*infer*", "eval*", "*_eval*", "*evaluat*", "predict*", "*_predict*", "*prediction*",
         "export*", "*_export*",
     )
+    # The oldest Python the linted code runs on (`target-version`, else the lower bound
+    # of `requires-python`): fixes write `X | None` from 3.10 on, `Optional[X]` before.
+    target_version: tuple[int, int] = (3, 10)
 
 
-OPTION_KEYS = {f.name.replace("_", "-"): f.name for f in dataclasses.fields(Options)}
+# The rule options proper, lists of names; `target-version` is read apart (a version).
+OPTION_KEYS = {f.name.replace("_", "-"): f.name for f in dataclasses.fields(Options) if f.name != "target_version"}

@@ -1,7 +1,7 @@
 """Codes reported by the runtime checks (guard, tree checks, pickling checks).
 
 Each check describes itself with a :class:`~dtype_lint.rules.catalog.RuleDoc` of kind
-``"runtime"`` so that ``dtype-lint explain DTL191`` and the README table treat
+``"runtime"`` so that ``dtype-lint explain DTL191`` and the rules table treat
 runtime checks and static rules alike.
 """
 

@@ -3,7 +3,7 @@
 Enable it with ``plugins = ["dtype_lint.mypy_plugin"]`` (the public path, which loads this module) under ``[tool.mypy]``. Rule
 selection and options come from ``[tool.dtype-lint]``, as for the CLI.
 
-How it works (see the README, "mypy plugin"):
+How it works (see the documentation site, "mypy plugin"):
 
 * Method and function hooks run the checks that need types (DTL303 on receivers typed as
   ``torch.nn.Module``; DTL201/DTL202 through variables and attributes) and record what

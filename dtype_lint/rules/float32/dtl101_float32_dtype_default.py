@@ -11,6 +11,7 @@ from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.dtypes import is_float32
+from dtype_lint.rules.optional_annotation import optional
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import host_side_dtype, matches_any, module_kind
 
@@ -67,7 +68,12 @@ class Float32DtypeDefault(Rule):
                 param_dtype: jnp.dtype = jnp.float32
             """,
         fix_safety="""
-            The fix replaces the default with `None`. It is unsafe: code that relied on the
+            The fix replaces the default with `None` and, where the parameter or field is
+            annotated, makes the annotation admit `None` so that the code still
+            type-checks: `Optional[X]` where the file already writes `Optional`, else
+            `X | None` where the target Python has it (`target-version`, or the lower
+            bound of `requires-python`; 3.10 by default), else `Optional[X]` with
+            `from typing import Optional` added. It is unsafe: code that relied on the
             float32 default (or cannot handle `None`) changes behaviour.
             """,
         options="""
@@ -142,7 +148,11 @@ class Float32DtypeDefault(Rule):
     invalid = (
         Invalid("def f(x, dtype=torch.float32): ...", "def f(x, dtype=None): ..."),
         Invalid("import jax.numpy as jnp\nclass Dense(nn.Module):\n    dtype: jnp.dtype = jnp.float32\n",
-                "import jax.numpy as jnp\nclass Dense(nn.Module):\n    dtype: jnp.dtype = None\n"),
+                "import jax.numpy as jnp\nclass Dense(nn.Module):\n    dtype: jnp.dtype | None = None\n"),
+        Invalid("from typing import Optional\nimport torch\n"
+                "def f(x: Optional[torch.Tensor], dtype: torch.dtype = torch.float32): ...",
+                "from typing import Optional\nimport torch\n"
+                "def f(x: Optional[torch.Tensor], dtype: Optional[torch.dtype] = None): ..."),
         Invalid('def f(x, compute_dtype="float32"): ...', "def f(x, compute_dtype=None): ..."),
         Invalid("from torch import float32 as f32\ndef f(x, dtype=f32): ...",
                 "from torch import float32 as f32\ndef f(x, dtype=None): ..."),
@@ -163,17 +173,17 @@ class Float32DtypeDefault(Rule):
         if is_float32(node.default, self.ctx) and not (
                 function is not None and self.ctx.layers(self.options).benign_param(key_of(self.ctx), node.name.value)
         ) and not host_side_dtype(node.default, self.ctx, self.options):
-            self._flag(node.name.value, node.default)
+            self._flag(node.name.value, node.default, node.annotation)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, cst.Name):
-            self._class_field(node.target.value, node.value)
+            self._class_field(node.target.value, node.value, node.annotation)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self._class_field(node.targets[0].target.value, node.value)
 
-    def _class_field(self, name: str, value: cst.BaseExpression) -> None:
+    def _class_field(self, name: str, value: cst.BaseExpression, annotation: cst.Annotation | None = None) -> None:
         # Only fields written in a class body, not assignments in its methods.
         cls = self.ctx.current_class
         if cls is None or self.ctx.in_function or self._data_side_class(cls.name) or self._data_side(
@@ -181,10 +191,14 @@ class Float32DtypeDefault(Rule):
             return
         if self._is_compute_name(name) and is_float32(value, self.ctx) and not self.ctx.layers(
                 self.options).benign_field(cls.name, name):
-            self._flag(name, value)
+            self._flag(name, value, annotation)
 
-    def _flag(self, name: str, default: cst.BaseExpression) -> None:
-        self.report(default, self.message.format(name=name), replace=(default, cst.Name("None")))
+    def _flag(self, name: str, default: cst.BaseExpression, annotation: cst.Annotation | None) -> None:
+        # `None` must type-check: the annotation is made to admit it (the fix's other edit).
+        also, imports = optional(annotation.annotation, self.ctx.source, self.options.target_version) if (
+            annotation is not None) else ((), ())
+        self.report(default, self.message.format(name=name), replace=(default, cst.Name("None")),
+                    also_replace=also, imports=imports)
 
     def _is_compute_name(self, name: str) -> bool:
         return name in self.options.compute_dtype_names and name not in self.options.param_dtype_names
