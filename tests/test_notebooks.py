@@ -194,3 +194,13 @@ def test_flake8_through_nbqa_reports_what_the_cli_does(cli):
     expected = {(Path(f["path"]).name, f["cell"], f["line"], f["column"], f["code"])
                 for f in cli("check", *map(str, paths), "--output-format", "json", "--no-cache").json()}
     assert got == expected and len(got) == 6
+
+
+def test_a_notebook_heavy_with_outputs_is_linted_by_the_size_of_its_code(cli, tmp_path):
+    plot = new_output("display_data", data={"image/png": "iVBORw0KGgo" * 600_000})  # ~6.6 MB of output
+    cells = [new_code_cell("import torch\nm = torch.nn.Linear(2, 2)\nm.half()\nopt = torch.optim.SGD(m.parameters())")]
+    cells[0].outputs = [plot]
+    path = _write(tmp_path / "plots.ipynb", cells)
+    assert path.stat().st_size > 4 * 2**20
+    result = cli("check", str(path), "--no-cache")
+    assert f"{path}:cell 1:3:1: DTL303" in result.out and result.err == ""

@@ -21,6 +21,9 @@ from dtype_lint.project.notebooks import NotebookSource, is_notebook, read_noteb
 # LibCST needs about a minute and 500 MB per MiB of dense source; the largest hand-written
 # file in torch, jax and flax is 1.4 MB. Larger files are generated, and reported unlinted.
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# A notebook's outputs (plots, tables) can weigh far more than its code: the file may be
+# larger, and the limit above applies to the code cells once they are read.
+MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 INTERNAL_ERROR = "internal error"
 
 
@@ -51,11 +54,9 @@ def read_file(path: str) -> bytes:
             raise LintError("is a directory")
         if not stat.S_ISREG(st.st_mode):
             raise LintError("not a regular file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise LintError(
-                f"{st.st_size / 2**20:.1f} MiB is over the {MAX_FILE_BYTES // 2**20} MiB limit for one file; "
-                "not linted"
-            )
+        limit = MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES
+        if st.st_size > limit:
+            raise LintError(f"{st.st_size / 2**20:.1f} MiB is over the {limit // 2**20} MiB limit for one file; not linted")
         try:
             return handle.read()
         except OSError as exc:
@@ -64,7 +65,13 @@ def read_file(path: str) -> bytes:
 
 def decode(path: str, data: bytes) -> Source | NotebookSource:
     """The text to lint: the file's, or a notebook's code cells as one module."""
-    return read_notebook(data) if is_notebook(path) else Source.from_bytes(data)
+    if not is_notebook(path):
+        return Source.from_bytes(data)
+    notebook = read_notebook(data)
+    if len(notebook.text) > MAX_FILE_BYTES:
+        raise LintError(f"its code cells hold {len(notebook.text) / 2**20:.1f} MiB, over the "
+                        f"{MAX_FILE_BYTES // 2**20} MiB limit for one file's code; not linted")
+    return notebook
 
 
 def lint_data(path: str, data: bytes, config: Config) -> FileResult:
