@@ -69,6 +69,14 @@ def _cli_spans(path) -> set[tuple[str, int, int, int, int]]:
             for f in json.loads(result.stdout)}
 
 
+def _edits(action: types.CodeAction, path, version: int = 1) -> list[types.TextEdit]:
+    """The action's edits, which must be for ``version`` of the document (the client
+    advertises versioned edits, so it can refuse them once the text has moved on)."""
+    (change,) = action.edit.document_changes
+    assert change.text_document.uri == path.as_uri() and change.text_document.version == version
+    return change.edits
+
+
 def _apply(text: str, edits: list[types.TextEdit]) -> str:
     """Apply LSP edits (ASCII text) as a client does: from the last to the first."""
     lines = text.splitlines(keepends=True)
@@ -137,21 +145,21 @@ async def test_code_actions_fix_one_finding_every_safe_one_or_add_noqa(client: L
     safe = await actions(by_code["DTL304"])
     one = next(a for a in safe if a.kind == types.CodeActionKind.QuickFix)
     assert one.title == "Fix DTL304 (removed-jax-tree-alias)" and one.is_preferred
-    assert "jax.tree.map(lambda" in _apply(HAZARDS, one.edit.changes[path.as_uri()])
+    assert "jax.tree.map(lambda" in _apply(HAZARDS, _edits(one, path))
 
     unsafe = [a for a in await actions(by_code["DTL101"]) if a.kind == types.CodeActionKind.QuickFix]
     assert [a.title for a in unsafe] == ["Fix DTL101 (float32-dtype-default) [unsafe: may change behaviour]",
                                          "Add `# noqa: DTL101` for this line"]
-    assert "dtype=None" in _apply(HAZARDS, unsafe[0].edit.changes[path.as_uri()])
+    assert "dtype=None" in _apply(HAZARDS, _edits(unsafe[0], path))
 
     (fix_all,) = await actions(by_code["DTL101"], only=[types.CodeActionKind.SourceFixAll])
     assert fix_all.kind == "source.fixAll.dtype-lint"
     fixed = run_process("check", "-", "--fix", "--stdin-filename", str(path), stdin=HAZARDS.encode())
-    assert _apply(HAZARDS, fix_all.edit.changes[path.as_uri()]) == fixed.stdout.decode()
+    assert _apply(HAZARDS, _edits(fix_all, path)) == fixed.stdout.decode()
 
     noqa = next(a for a in await actions(by_code["DTL304"]) if "noqa" in a.title)
     assert noqa.title == "Add `# noqa: DTL304` for this line"
-    suppressed = _apply(HAZARDS, noqa.edit.changes[path.as_uri()])
+    suppressed = _apply(HAZARDS, _edits(noqa, path))
     assert "jax.tree_map(lambda p: p * 2, x)  # noqa: DTL304\n" in suppressed
     published = await _change(client, path, suppressed, 2)
     assert [d.code for d in published.diagnostics] == ["DTL101"]
@@ -165,7 +173,7 @@ async def test_fixing_the_file_keeps_crlf_line_ends(client: LanguageClient, tmp_
     (fix_all,) = await client.text_document_code_action_async(types.CodeActionParams(
         types.TextDocumentIdentifier(path.as_uri()), published.diagnostics[0].range, context))
     fixed = run_process("check", "-", "--fix", "--stdin-filename", str(path), stdin=text.encode())
-    assert _apply(text, fix_all.edit.changes[path.as_uri()]).encode() == fixed.stdout
+    assert _apply(text, _edits(fix_all, path)).encode() == fixed.stdout
     assert b"jax.tree.map(g, x)\r\n" in fixed.stdout
 
 
