@@ -261,3 +261,86 @@ async def test_the_server_starts_without_libcst_and_is_in_the_help():
     check = "import sys, dtype_lint.frontends.server.app; assert 'libcst' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", check], timeout=120).returncode == 0
     assert "run the language server over stdio" in run_process("--help").stdout.decode()
+
+
+def _slow(functions: int = 300) -> str:
+    """A document whose lint takes the server a second or more: many functions, each
+    with findings (no mock: the engine really works through all of them)."""
+    return "import jax\nimport torch\n" + "".join(
+        f"\n\ndef f{i}(x, dtype=torch.float32):\n    y = x.to(torch.float32)\n    return jax.tree_map(lambda p: p * 2, y)\n"
+        for i in range(functions))
+
+
+async def test_hover_is_answered_while_a_long_lint_runs(client: LanguageClient, tmp_path):
+    small, big = tmp_path / "small.py", tmp_path / "big.py"
+    diagnostic = next(d for d in (await _open(client, small, HAZARDS)).diagnostics if d.code == "DTL304")
+    published = client.protocol.wait_for_notification_async(PUBLISH)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=big.as_uri(), language_id="python", version=1, text=_slow())))
+    await asyncio.sleep(0.3)  # the big document's lint has started
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(small.as_uri()), diagnostic.range.start))
+    assert not published.done()  # answered before the lint ended, not after it
+    assert hover.contents.value.startswith("# removed-jax-tree-alias (DTL304)")
+    assert len((await asyncio.wait_for(published, TIMEOUT)).diagnostics) == 300 * 2  # DTL101, DTL304 each
+
+
+async def test_a_stale_lint_is_never_published_after_a_newer_version(client: LanguageClient, tmp_path):
+    path = tmp_path / "model.py"
+    await _open(client, path, CLEAN)
+
+    def change(version: int, text: str) -> None:
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=version, uri=path.as_uri()),
+            [types.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    change(2, _slow())
+    await asyncio.sleep(0.15 + 0.3)  # past the pause: version 2 is being linted
+    change(3, HAZARDS)
+    versions = []
+    while not versions or versions[-1] != 3:  # 3 is linted after 2's lint (one lint thread)
+        published = await asyncio.wait_for(client.protocol.wait_for_notification_async(PUBLISH), TIMEOUT)
+        versions.append(published.version)
+    assert versions == [3]
+    assert {d.code for d in published.diagnostics} == {"DTL101", "DTL304"}
+
+
+async def test_code_actions_are_only_for_the_linted_version(client: LanguageClient, tmp_path):
+    path = tmp_path / "model.py"
+    diagnostic = next(d for d in (await _open(client, path, HAZARDS)).diagnostics if d.code == "DTL304")
+    document = types.TextDocumentIdentifier(path.as_uri())
+    params = types.CodeActionParams(document, diagnostic.range, types.CodeActionContext(diagnostics=[diagnostic]))
+    moved = "\n\n" + HAZARDS  # the finding is two lines further down now
+    waiter = client.protocol.wait_for_notification_async(PUBLISH)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=2, uri=path.as_uri()),
+        [types.TextDocumentContentChangeWholeDocument(text=moved)]))
+    # Within the pause, the only lint there is is of version 1: nothing is offered for 2.
+    assert await client.text_document_code_action_async(params) == []
+    assert await client.text_document_hover_async(types.HoverParams(document, diagnostic.range.start)) is None
+    published = await asyncio.wait_for(waiter, TIMEOUT)
+    assert published.version == 2
+    moved_range = next(d for d in published.diagnostics if d.code == "DTL304").range
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        document, moved_range, types.CodeActionContext(diagnostics=[])))
+    assert "jax.tree.map(lambda" in _apply(moved, _edits(actions[0], path, version=2))
+
+
+async def test_diagnostics_link_the_rules_docs_and_are_as_severe_as_in_sarif(client: LanguageClient, tmp_path):
+    from dtype_lint.rules.registry import all_docs
+
+    path = tmp_path / "model.py"
+    path.write_text(HAZARDS)
+    published = (await _open(client, path, HAZARDS)).diagnostics
+    docs = all_docs()
+    assert {d.code: d.code_description.href for d in published} == {d.code: docs[d.code].help_uri for d in published}
+    sarif = json.loads(run_process("check", str(path), "--output-format", "sarif", "--no-cache").stdout)
+    levels = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"] - 1): r["level"]
+              for r in sarif["runs"][0]["results"]}
+    # SARIF's levels as LSP names them (the LSP and SARIF specifications).
+    as_lsp = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+              "note": types.DiagnosticSeverity.Information}
+    assert {(d.code, d.range.start.line): d.severity for d in published} == {k: as_lsp[v] for k, v in levels.items()}
+    github = run_process("check", str(path), "--output-format", "github", "--no-cache").stdout.decode()
+    assert sorted(line.split(" ", 1)[0] for line in github.splitlines()) == sorted(
+        f"::{levels[d.code, d.range.start.line]}" for d in published)
