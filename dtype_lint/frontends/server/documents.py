@@ -41,6 +41,7 @@ class Linter:
     def __init__(self) -> None:
         self._configs: dict[str, tuple[tuple[int, int], Config]] = {}  # by file: (mtime, size), config
         self._last: dict[str, Outcome] = {}
+        self._default = Config()  # one object: a change is linted incrementally only under the same one
 
     def lint(self, key: str, path: str, text: str) -> Outcome:
         """The outcome for ``text`` of the document ``key`` (its URI) at ``path``."""
@@ -75,11 +76,11 @@ class Linter:
         """The configuration found by walking up from ``path`` (read again once it changes)."""
         found = find_pyproject([path if os.path.isabs(path) else os.path.join(os.getcwd(), path)])
         if found is None:
-            return Config()
+            return self._default
         try:
             st = os.stat(found)
         except OSError:
-            return Config()
+            return self._default
         stamp = (st.st_mtime_ns, st.st_size)
         cached = self._configs.get(str(found))
         if cached is None or cached[0] != stamp:
