@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import re
 import warnings
 from typing import TYPE_CHECKING, Sequence
@@ -75,13 +76,12 @@ def relint(old: str, findings: Sequence[Finding], new: str, path: str, rules: Se
     changed = old_lines[change.first - 1:change.old_end] + new_lines[change.first - 1:change.new_end]
     if any(_FILE_WIDE.search(line) for line in changed):
         return None
-    old_tree, new_tree = _parse(old), _parse(new)
+    old_tree, new_tree = tree_of(old), tree_of(new)
     if old_tree is None or new_tree is None:
         return None
     # Only comment or blank lines changed: the tree may be the same (not where they lie
     # inside a string).
-    if all(not line.strip() or line.lstrip().startswith("#") for line in changed) and ast.dump(old_tree) == ast.dump(
-            new_tree):
+    if all(not line.strip() or line.lstrip().startswith("#") for line in changed) and _dump(old) == _dump(new):
         return _moved(findings, change) if _whole_lines(change) and _same_text_facts(old, new, path) else None
     return _function_body(old, old_tree, findings, new, new_tree, change, path, rules, options)
 
@@ -97,13 +97,21 @@ def _change(old: list[str], new: list[str]) -> _Change:
     return _Change(first + 1, len(old) - last, len(new) - last)
 
 
-def _parse(text: str) -> ast.Module | None:
+@functools.lru_cache(maxsize=2)  # the new text is the old one of the next change
+def tree_of(text: str) -> ast.Module | None:
+    """The text's ``ast`` (not to be changed: it is shared), None where CPython rejects
+    the text."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # CPython's SyntaxWarnings are not ours to print
             return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+@functools.lru_cache(maxsize=2)
+def _dump(text: str) -> str:
+    return ast.dump(tree_of(text))  # type: ignore[arg-type]
 
 
 def _whole_lines(change: _Change) -> bool:

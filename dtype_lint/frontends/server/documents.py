@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 from dtype_lint.core.engine import LintError, lint_source
-from dtype_lint.core.incremental import relint
+from dtype_lint.core.incremental import relint, tree_of
 from dtype_lint.core.finding import Finding
 from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_config
 
@@ -62,8 +62,8 @@ class Linter:
             findings = None
             if last is not None and last.config is config and last.problem is None and last.internal_error is None:
                 findings = relint(last.text, last.findings, text, path, codes, config.options)
-            if findings is None:
-                findings = lint_source(text, path, codes, config.options)
+            if findings is None:  # the tree relint parsed spares the prefilter its own parse
+                findings = lint_source(text, path, codes, config.options, tree=tree_of(text))
         except LintError as exc:
             return Outcome(text, problem=str(exc))
         except ConfigError as exc:
