@@ -69,6 +69,14 @@ def _cli_spans(path) -> set[tuple[str, int, int, int, int]]:
             for f in json.loads(result.stdout)}
 
 
+def _edits(action: types.CodeAction, path, version: int = 1) -> list[types.TextEdit]:
+    """The action's edits, which must be for ``version`` of the document (the client
+    advertises versioned edits, so it can refuse them once the text has moved on)."""
+    (change,) = action.edit.document_changes
+    assert change.text_document.uri == path.as_uri() and change.text_document.version == version
+    return change.edits
+
+
 def _apply(text: str, edits: list[types.TextEdit]) -> str:
     """Apply LSP edits (ASCII text) as a client does: from the last to the first."""
     lines = text.splitlines(keepends=True)
@@ -137,21 +145,21 @@ async def test_code_actions_fix_one_finding_every_safe_one_or_add_noqa(client: L
     safe = await actions(by_code["DTL304"])
     one = next(a for a in safe if a.kind == types.CodeActionKind.QuickFix)
     assert one.title == "Fix DTL304 (removed-jax-tree-alias)" and one.is_preferred
-    assert "jax.tree.map(lambda" in _apply(HAZARDS, one.edit.changes[path.as_uri()])
+    assert "jax.tree.map(lambda" in _apply(HAZARDS, _edits(one, path))
 
     unsafe = [a for a in await actions(by_code["DTL101"]) if a.kind == types.CodeActionKind.QuickFix]
     assert [a.title for a in unsafe] == ["Fix DTL101 (float32-dtype-default) [unsafe: may change behaviour]",
                                          "Add `# noqa: DTL101` for this line"]
-    assert "dtype=None" in _apply(HAZARDS, unsafe[0].edit.changes[path.as_uri()])
+    assert "dtype=None" in _apply(HAZARDS, _edits(unsafe[0], path))
 
     (fix_all,) = await actions(by_code["DTL101"], only=[types.CodeActionKind.SourceFixAll])
     assert fix_all.kind == "source.fixAll.dtype-lint"
     fixed = run_process("check", "-", "--fix", "--stdin-filename", str(path), stdin=HAZARDS.encode())
-    assert _apply(HAZARDS, fix_all.edit.changes[path.as_uri()]) == fixed.stdout.decode()
+    assert _apply(HAZARDS, _edits(fix_all, path)) == fixed.stdout.decode()
 
     noqa = next(a for a in await actions(by_code["DTL304"]) if "noqa" in a.title)
     assert noqa.title == "Add `# noqa: DTL304` for this line"
-    suppressed = _apply(HAZARDS, noqa.edit.changes[path.as_uri()])
+    suppressed = _apply(HAZARDS, _edits(noqa, path))
     assert "jax.tree_map(lambda p: p * 2, x)  # noqa: DTL304\n" in suppressed
     published = await _change(client, path, suppressed, 2)
     assert [d.code for d in published.diagnostics] == ["DTL101"]
@@ -165,7 +173,7 @@ async def test_fixing_the_file_keeps_crlf_line_ends(client: LanguageClient, tmp_
     (fix_all,) = await client.text_document_code_action_async(types.CodeActionParams(
         types.TextDocumentIdentifier(path.as_uri()), published.diagnostics[0].range, context))
     fixed = run_process("check", "-", "--fix", "--stdin-filename", str(path), stdin=text.encode())
-    assert _apply(text, fix_all.edit.changes[path.as_uri()]).encode() == fixed.stdout
+    assert _apply(text, _edits(fix_all, path)).encode() == fixed.stdout
     assert b"jax.tree.map(g, x)\r\n" in fixed.stdout
 
 
@@ -253,3 +261,86 @@ async def test_the_server_starts_without_libcst_and_is_in_the_help():
     check = "import sys, dtype_lint.frontends.server.app; assert 'libcst' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", check], timeout=120).returncode == 0
     assert "run the language server over stdio" in run_process("--help").stdout.decode()
+
+
+def _slow(functions: int = 300) -> str:
+    """A document whose lint takes the server a second or more: many functions, each
+    with findings (no mock: the engine really works through all of them)."""
+    return "import jax\nimport torch\n" + "".join(
+        f"\n\ndef f{i}(x, dtype=torch.float32):\n    y = x.to(torch.float32)\n    return jax.tree_map(lambda p: p * 2, y)\n"
+        for i in range(functions))
+
+
+async def test_hover_is_answered_while_a_long_lint_runs(client: LanguageClient, tmp_path):
+    small, big = tmp_path / "small.py", tmp_path / "big.py"
+    diagnostic = next(d for d in (await _open(client, small, HAZARDS)).diagnostics if d.code == "DTL304")
+    published = client.protocol.wait_for_notification_async(PUBLISH)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=big.as_uri(), language_id="python", version=1, text=_slow())))
+    await asyncio.sleep(0.3)  # the big document's lint has started
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(small.as_uri()), diagnostic.range.start))
+    assert not published.done()  # answered before the lint ended, not after it
+    assert hover.contents.value.startswith("# removed-jax-tree-alias (DTL304)")
+    assert len((await asyncio.wait_for(published, TIMEOUT)).diagnostics) == 300 * 2  # DTL101, DTL304 each
+
+
+async def test_a_stale_lint_is_never_published_after_a_newer_version(client: LanguageClient, tmp_path):
+    path = tmp_path / "model.py"
+    await _open(client, path, CLEAN)
+
+    def change(version: int, text: str) -> None:
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=version, uri=path.as_uri()),
+            [types.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    change(2, _slow())
+    await asyncio.sleep(0.15 + 0.3)  # past the pause: version 2 is being linted
+    change(3, HAZARDS)
+    versions = []
+    while not versions or versions[-1] != 3:  # 3 is linted after 2's lint (one lint thread)
+        published = await asyncio.wait_for(client.protocol.wait_for_notification_async(PUBLISH), TIMEOUT)
+        versions.append(published.version)
+    assert versions == [3]
+    assert {d.code for d in published.diagnostics} == {"DTL101", "DTL304"}
+
+
+async def test_code_actions_are_only_for_the_linted_version(client: LanguageClient, tmp_path):
+    path = tmp_path / "model.py"
+    diagnostic = next(d for d in (await _open(client, path, HAZARDS)).diagnostics if d.code == "DTL304")
+    document = types.TextDocumentIdentifier(path.as_uri())
+    params = types.CodeActionParams(document, diagnostic.range, types.CodeActionContext(diagnostics=[diagnostic]))
+    moved = "\n\n" + HAZARDS  # the finding is two lines further down now
+    waiter = client.protocol.wait_for_notification_async(PUBLISH)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=2, uri=path.as_uri()),
+        [types.TextDocumentContentChangeWholeDocument(text=moved)]))
+    # Within the pause, the only lint there is is of version 1: nothing is offered for 2.
+    assert not await client.text_document_code_action_async(params)
+    assert await client.text_document_hover_async(types.HoverParams(document, diagnostic.range.start)) is None
+    published = await asyncio.wait_for(waiter, TIMEOUT)
+    assert published.version == 2
+    moved_range = next(d for d in published.diagnostics if d.code == "DTL304").range
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        document, moved_range, types.CodeActionContext(diagnostics=[])))
+    assert "jax.tree.map(lambda" in _apply(moved, _edits(actions[0], path, version=2))
+
+
+async def test_diagnostics_link_the_rules_docs_and_are_as_severe_as_in_sarif(client: LanguageClient, tmp_path):
+    from dtype_lint.rules.registry import all_docs
+
+    path = tmp_path / "model.py"
+    path.write_text(HAZARDS)
+    published = (await _open(client, path, HAZARDS)).diagnostics
+    docs = all_docs()
+    assert {d.code: d.code_description.href for d in published} == {d.code: docs[d.code].help_uri for d in published}
+    sarif = json.loads(run_process("check", str(path), "--output-format", "sarif", "--no-cache").stdout)
+    levels = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"] - 1): r["level"]
+              for r in sarif["runs"][0]["results"]}
+    # SARIF's levels as LSP names them (the LSP and SARIF specifications).
+    as_lsp = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+              "note": types.DiagnosticSeverity.Information}
+    assert {(d.code, d.range.start.line): d.severity for d in published} == {k: as_lsp[v] for k, v in levels.items()}
+    github = run_process("check", str(path), "--output-format", "github", "--no-cache").stdout.decode()
+    assert sorted(line.split(" ", 1)[0] for line in github.splitlines()) == sorted(
+        f"::{levels[d.code, d.range.start.line]}" for d in published)

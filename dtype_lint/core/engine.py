@@ -169,6 +169,30 @@ def lint_source(
     return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text, reduced.tree)
 
 
+def lint_units(text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str], options: Options,
+               starts: frozenset[int], tree: ast.Module) -> list[Finding] | None:
+    """The findings of the top-level units of ``text`` starting on the lines ``starts``,
+    as :func:`lint_source` finds them (other units are parsed only where those need
+    them, and their findings may be missing or not); None where the prefilter cannot cut
+    the file (then only a whole lint will do). ``tree``: the text's ``ast``."""
+    from dtype_lint.core import prefilter
+
+    if file_is_exempt(text) or not rules or not prefilter_switch.enabled():
+        return None
+    classes = _classes(rules)
+    reduced = prefilter.reduce_source(text, classes, options, tree, starts)
+    if reduced is None:
+        return None
+    if not reduced.text:
+        return []
+    try:
+        module = parse(reduced.text)
+    except LintError:
+        return None
+    selected = [rule for rule in classes if rule.doc.code in reduced.codes]
+    return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text, reduced.tree)
+
+
 def _classes(rules: Sequence[type[Rule]] | Sequence[str]) -> list[type[Rule]]:
     if not any(isinstance(r, str) for r in rules):
         return list(rules)  # type: ignore[arg-type]

@@ -109,10 +109,12 @@ class Reduced:
 
 
 def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
-                  tree: ast.Module | None = None) -> Reduced | None:
+                  tree: ast.Module | None = None, within: frozenset[int] | None = None) -> Reduced | None:
     """The part of ``text`` to parse; ``Reduced("", ())`` when nothing can be found,
     None when the whole file must be parsed. ``tree``: the text's ``ast``, if the caller
-    has it already (flake8 parses every file)."""
+    has it already (flake8 parses every file). ``within``: the first lines of the
+    top-level units that may be targets (the others are kept only as context), for a
+    lint of part of the file (:mod:`dtype_lint.core.incremental`)."""
     declared = prefilters(tuple(rules), options)
     if declared is None or "\r" in text:
         return None
@@ -132,7 +134,7 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
         tree = _checked(ast.parse, text)
         if tree is None:
             return None
-    return _Planner(tree, text, declared, active, options).reduce()
+    return _Planner(tree, text, declared, active, options, within).reduce()
 
 
 def compiles(text: str) -> bool:
@@ -202,8 +204,9 @@ _BARE_DTYPES = frozenset({"float", "single", "half", "double"})
 
 class _Planner:
     def __init__(self, tree: ast.Module, text: str, declared: dict[str, Prefilter], active: dict[str, Prefilter],
-                 options: Options) -> None:
+                 options: Options, within: frozenset[int] | None = None) -> None:
         self.text = text
+        self.within = within
         self.tree = tree
         self.lines = lines = text.split("\n")
         self.options = options
@@ -298,6 +301,8 @@ class _Planner:
         headers: set[int] = set()
         needed: set[str] = set()
         for position, (key, leaf) in enumerate(self.leaves):
+            if self.within is not None and self.units[key[0]].start not in self.within:
+                continue
             matched = self.matches(position, leaf)
             self.codes |= matched
             if matched:

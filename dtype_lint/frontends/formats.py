@@ -16,6 +16,7 @@ from typing import Callable, TextIO
 from dtype_lint import __version__
 from dtype_lint.core.finding import CellMap, Edit, FileError, Finding
 from dtype_lint.frontends.console import paint
+from dtype_lint.frontends.severity import ERROR, GITHUB_COMMAND, level
 from dtype_lint.rules.codes import rule_codes
 
 FORMATS = ("text", "full", "json", "sarif", "github")
@@ -36,7 +37,7 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
             cell, line, end_line = f.position()
             in_cell = "" if cell is None else f"cell {cell}: "
             out.write(
-                f"::error title=dtype-lint ({f.code}),file={f.path},line={line},col={f.column},"
+                f"::{GITHUB_COMMAND[level(f)]} title=dtype-lint ({f.code}),file={f.path},line={line},col={f.column},"
                 f"endLine={end_line},endColumn={f.end_column}::{in_cell}{f.code} {_escape(f.message)}\n"
             )
     else:
@@ -87,7 +88,7 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
             "fullDescription": {"text": " ".join(doc.why_bad.split())},
             "help": {"text": doc.summary, "markdown": doc.markdown()},
             "helpUri": doc.help_uri,
-            "defaultConfiguration": {"level": "error" if doc.default_enabled else "none"},
+            "defaultConfiguration": {"level": ERROR if doc.default_enabled else "none"},
             "properties": {"family": doc.family},
         })
     results = []
@@ -97,7 +98,7 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
         result: dict[str, object] = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],
-            "level": "error",
+            "level": level(f),
             "message": {"text": f.message},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": f.path.replace("\\", "/")},

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
@@ -27,28 +27,31 @@ from dtype_lint.frontends.server.convert import SOURCE, diagnostic, split_lines,
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 
 
-def code_actions(uri: str, text: str, findings: Sequence[Finding], in_range: Sequence[Finding],
-                 codec: PositionCodec, only: Sequence[str] | None) -> list[types.CodeAction]:
+def code_actions(uri: str, version: int | None, text: str, findings: Sequence[Finding],
+                 in_range: Sequence[Finding], codec: PositionCodec, only: Sequence[str] | None) -> list[types.CodeAction]:
     """The actions for the findings ``in_range`` (those at the cursor or selection), and
-    fixing the whole file when it has safe fixes; ``only`` restricts the kinds."""
+    fixing the whole file when it has safe fixes; ``only`` restricts the kinds. The edits
+    are for ``version`` of the document where given (the client then refuses them for
+    any other), else for whatever text the client holds."""
     lines = split_lines(text)
+    edit = functools.partial(_workspace_edit, uri, version)
     actions: list[types.CodeAction] = []
     if _wanted(types.CodeActionKind.QuickFix, only):
         for finding in in_range:
             if finding.fix is not None:
-                actions.append(_fix_one(uri, lines, codec, finding))
+                actions.append(_fix_one(edit, lines, codec, finding))
         for finding in in_range:
-            noqa = _noqa(uri, text, lines, codec, finding)
+            noqa = _noqa(edit, text, lines, codec, finding)
             if noqa is not None:
                 actions.append(noqa)
     safe = tuple(applicable(list(findings), unsafe=False))
     if safe and _wanted(FIX_ALL, only):
-        edit = _fix_all(text, safe)
-        if edit is not None:
+        whole = _fix_all(text, safe)
+        if whole is not None:
             actions.append(types.CodeAction(
                 title=f"{SOURCE}: fix all safe fixes in the file",
                 kind=FIX_ALL,
-                edit=types.WorkspaceEdit(changes={uri: [text_edit(codec, lines, edit)]}),
+                edit=edit([text_edit(codec, lines, whole)]),
             ))
     return actions
 
@@ -57,7 +60,14 @@ def _wanted(kind: str, only: Sequence[str] | None) -> bool:
     return not only or any(kind == o or kind.startswith(f"{o}.") for o in only)
 
 
-def _fix_one(uri: str, lines: Sequence[str], codec: PositionCodec, finding: Finding) -> types.CodeAction:
+def _workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+    if version is None:
+        return types.WorkspaceEdit(changes={uri: edits})
+    document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+    return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(document, edits)])
+
+
+def _fix_one(edit: Callable[[list[types.TextEdit]], types.WorkspaceEdit], lines: Sequence[str], codec: PositionCodec, finding: Finding) -> types.CodeAction:
     assert finding.fix is not None
     safe = finding.fix.applicability == "safe"
     title = f"Fix {finding.code} ({finding.name})" + ("" if safe else " [unsafe: may change behaviour]")
@@ -66,11 +76,11 @@ def _fix_one(uri: str, lines: Sequence[str], codec: PositionCodec, finding: Find
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic(codec, lines, finding)],
         is_preferred=safe,
-        edit=types.WorkspaceEdit(changes={uri: [text_edit(codec, lines, e) for e in finding.fix.edits]}),
+        edit=edit([text_edit(codec, lines, e) for e in finding.fix.edits]),
     )
 
 
-def _noqa(uri: str, text: str, lines: Sequence[str], codec: PositionCodec,
+def _noqa(edit: Callable[[list[types.TextEdit]], types.WorkspaceEdit], text: str, lines: Sequence[str], codec: PositionCodec,
           finding: Finding) -> types.CodeAction | None:
     edits = noqa_edits(text, [finding])
     if not edits:
@@ -79,7 +89,7 @@ def _noqa(uri: str, text: str, lines: Sequence[str], codec: PositionCodec,
         title=f"Add `# noqa: {finding.code}` for this line",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic(codec, lines, finding)],
-        edit=types.WorkspaceEdit(changes={uri: [text_edit(codec, lines, e) for e in edits]}),
+        edit=edit([text_edit(codec, lines, e) for e in edits]),
     )
 
 

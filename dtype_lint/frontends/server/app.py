@@ -1,20 +1,29 @@
 """The language server: diagnostics on open, change (debounced) and save; code actions;
 hover with the rule's docs.
 
-Everything runs on the server's one event loop, one request or lint at a time, so the
-results a code action or hover sees are those of the text the client holds. A document
-that cannot be linted gets no diagnostics and a line in the client's log; an internal
-error costs that text its findings and is logged with its traceback, and the server
-answers the next request as before.
+Lints run on one worker thread, off the event loop, so hovers and code actions are
+answered while a large file is linted. They read the last finished lint of each
+document, and only while the client still holds the version that was linted: a newer
+text gets no hover and no actions until its own lint is done, never an older text's. A
+lint of a version the client has already replaced is cancelled if it has not started,
+and its result dropped if it has, so diagnostics never go back to an older version.
+A document that cannot be linted gets no diagnostics and a line in the client's log; an
+internal error costs that text its findings and is logged with its traceback, and the
+server answers the next request as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import dataclasses
+import sys
 import traceback
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from dtype_lint import __version__
 from dtype_lint.frontends.server.actions import FIX_ALL, code_actions
@@ -24,23 +33,54 @@ from dtype_lint.frontends.server.documents import Linter, Outcome
 # Typing sends a change per keystroke, and a large file takes longer to lint than the gap
 # between two: lint once the typing pauses.
 DEBOUNCE_SECONDS = 0.15
+# The lint thread holds the GIL for this long at most before the event loop may take it:
+# Python's default (5 ms) would add up to a hover's several hand-overs of the GIL.
+SWITCH_INTERVAL_SECONDS = 0.001
+
+
+@dataclasses.dataclass(frozen=True)
+class Linted:
+    """A finished lint and the version of the document it is for."""
+
+    version: int | None
+    outcome: Outcome
 
 
 class DtypeLintServer(LanguageServer):
-    """pygls's server with the documents' lint results and the pending debounced lints."""
+    """pygls's server with the documents' last lints and the lints pending or running."""
 
     def __init__(self) -> None:
         super().__init__(SOURCE, __version__)
         self.linter = Linter()
+        self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="dtype-lint")
         self.pending: dict[str, asyncio.Task[None]] = {}
+        self.linted: dict[str, Linted] = {}
         self.shown: set[str] = set()  # messages shown once, not at every keystroke
         self.logged: dict[str, Outcome] = {}  # per document, the outcome last logged
 
-    def outcome(self, uri: str) -> Outcome:
-        document = self.workspace.get_text_document(uri)
-        outcome = self.linter.lint(uri, document.path, document.source)
+    def current(self, uri: str) -> Outcome | None:
+        """The last finished lint of the text the client holds, or None if that text has
+        not been linted yet (or is not open)."""
+        linted = self.linted.get(uri)
+        document = self.document(uri)
+        if linted is None or document is None or linted.version != document.version:
+            return None
+        return linted.outcome if linted.outcome.text == document.source else None
+
+    def document(self, uri: str) -> TextDocument | None:
+        """The open document (pygls keeps them by unquoted URI), None once closed."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def versioned_edits(self) -> bool:
+        """Whether the client takes edits tied to a document version (it then refuses
+        them once the document has changed since)."""
+        edit = self.client_capabilities.workspace and self.client_capabilities.workspace.workspace_edit
+        return bool(edit and edit.document_changes)
+
+    def report(self, uri: str, outcome: Outcome) -> None:
+        """Say in the client's log (once per outcome) why a text got no findings."""
         if self.logged.get(uri) is outcome:
-            return outcome
+            return
         self.logged[uri] = outcome
         if outcome.internal_error is not None:
             self.log(types.MessageType.Error, f"internal error on {uri}; please report it\n{outcome.internal_error}")
@@ -50,36 +90,47 @@ class DtypeLintServer(LanguageServer):
             self.shown.add(outcome.config_problem)
             self.window_show_message(types.ShowMessageParams(types.MessageType.Warning,
                                                              f"{SOURCE}: {outcome.config_problem}"))
-        return outcome
 
     def log(self, kind: types.MessageType, message: str) -> None:
         self.window_log_message(types.LogMessageParams(kind, f"{SOURCE}: {message}"))
 
-    def publish(self, uri: str) -> None:
-        document = self.workspace.get_text_document(uri)
-        outcome = self.outcome(uri)
-        lines = split_lines(outcome.text)
-        codec = self.workspace.position_codec
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri, [diagnostic(codec, lines, f) for f in outcome.findings], version=document.version))
-
     def schedule(self, uri: str, delay: float) -> None:
-        """Lint ``uri`` after ``delay`` seconds, unless it changes again first."""
+        """Lint ``uri`` after ``delay`` seconds, unless it changes again first; a lint of
+        an older version still pending or running is cancelled."""
         self.cancel(uri)
-        self.pending[uri] = asyncio.get_running_loop().create_task(self._later(uri, delay))
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._lint(uri, delay))
 
     def cancel(self, uri: str) -> None:
         task = self.pending.pop(uri, None)
         if task is not None:
             task.cancel()
 
-    async def _later(self, uri: str, delay: float) -> None:
-        await asyncio.sleep(delay)
-        del self.pending[uri]
+    async def _lint(self, uri: str, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        document = self.document(uri)
+        if document is None:
+            return
+        version, text = document.version, document.source
         try:
-            self.publish(uri)
+            # Cancelling this task while the lint runs cannot stop the thread; the check
+            # below drops its result instead.
+            outcome = await asyncio.get_running_loop().run_in_executor(
+                self.worker, self.linter.lint, uri, document.path, text)
+            document = self.document(uri)
+            if document is None or document.version != version or document.source != text:
+                return  # the client moved on: a newer lint is scheduled, or it closed
+            self.linted[uri] = Linted(version, outcome)
+            self.report(uri, outcome)
+            lines = split_lines(outcome.text)
+            codec = self.workspace.position_codec
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri, [diagnostic(codec, lines, f) for f in outcome.findings], version=version))
         except Exception:  # nobody awaits this task: say what went wrong where it is seen
             self.log(types.MessageType.Error, f"internal error on {uri}; please report it\n{traceback.format_exc()}")
+        finally:
+            if self.pending.get(uri) is asyncio.current_task():
+                del self.pending[uri]
 
 
 def create_server() -> DtypeLintServer:
@@ -87,23 +138,22 @@ def create_server() -> DtypeLintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: DtypeLintServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.cancel(params.text_document.uri)
-        ls.publish(params.text_document.uri)
+        ls.schedule(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: DtypeLintServer, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(ls: DtypeLintServer, params: types.DidChangeTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: DtypeLintServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.cancel(params.text_document.uri)
-        ls.publish(params.text_document.uri)
+        ls.schedule(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: DtypeLintServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.cancel(uri)
-        ls.linter.forget(uri)
+        ls.worker.submit(ls.linter.forget, uri)  # on the lint thread, after any lint of it
+        ls.linted.pop(uri, None)
         ls.logged.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
@@ -111,16 +161,21 @@ def create_server() -> DtypeLintServer:
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
     def code_action(ls: DtypeLintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        outcome = ls.outcome(uri)
+        outcome = ls.current(uri)
+        if outcome is None:
+            return []  # edits computed for another text would corrupt this one
         lines = split_lines(outcome.text)
         codec = ls.workspace.position_codec
         start, end = to_engine(codec, lines, params.range.start), to_engine(codec, lines, params.range.end)
         in_range = [f for f in outcome.findings if overlaps(f, start, end)]
-        return code_actions(uri, outcome.text, outcome.findings, in_range, codec, params.context.only)
+        version = ls.linted[uri].version if ls.versioned_edits() else None
+        return code_actions(uri, version, outcome.text, outcome.findings, in_range, codec, params.context.only)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: DtypeLintServer, params: types.HoverParams) -> types.Hover | None:
-        outcome = ls.outcome(params.text_document.uri)
+        outcome = ls.current(params.text_document.uri)
+        if outcome is None:
+            return None
         lines = split_lines(outcome.text)
         at = to_engine(ls.workspace.position_codec, lines, params.position)
         codes = sorted({f.code for f in outcome.findings if overlaps(f, at, at)})
@@ -136,5 +191,6 @@ def create_server() -> DtypeLintServer:
 
 
 def serve() -> int:
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     create_server().start_io()
     return 0

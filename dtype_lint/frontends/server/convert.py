@@ -9,6 +9,7 @@ splits them, unlike ``str.splitlines``.
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 from lsprotocol import types
@@ -16,6 +17,7 @@ from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from dtype_lint.core.engine import NEWLINE
 from dtype_lint.core.finding import Edit, Finding
+from dtype_lint.frontends.severity import LSP_SEVERITY, level
 
 
 def split_lines(text: str) -> list[str]:
@@ -41,13 +43,23 @@ SOURCE = "dtype-lint"
 
 
 def diagnostic(codec: PositionCodec, lines: Sequence[str], finding: Finding) -> types.Diagnostic:
+    """The finding as a diagnostic: its severity is the one SARIF and GitHub get, and its
+    code links to the rule's docs."""
     return types.Diagnostic(
         range=finding_range(codec, lines, finding),
         message=finding.message,
-        severity=types.DiagnosticSeverity.Warning,
+        severity=types.DiagnosticSeverity(LSP_SEVERITY[level(finding)]),
         code=finding.code,
+        code_description=types.CodeDescription(href=_help_uri(finding.code)),
         source=SOURCE,
     )
+
+
+@functools.lru_cache(maxsize=None)
+def _help_uri(code: str) -> str:
+    from dtype_lint.rules.registry import all_docs  # loaded already: there is a finding
+
+    return all_docs()[code].help_uri
 
 
 def to_engine(codec: PositionCodec, lines: Sequence[str], position: types.Position) -> tuple[int, int]:

@@ -2,8 +2,9 @@
 for its path.
 
 An unsaved buffer is linted from its text, never from the file on disk. The result of
-the last text of each document is kept, so the code actions and hovers that follow a
-diagnostic do not lint the same text again. A document that cannot be linted (a syntax
+the last text of each document is kept, so the same text is not linted again, and a
+change is linted from it where :mod:`dtype_lint.core.incremental` can (an edit inside
+one function's body, comment lines), with the findings a whole lint gives. A document that cannot be linted (a syntax
 error while typing, a configuration error, a bug of ours) yields no findings and the
 reason; the next text is linted afresh (and the configuration read again once its file
 changes).
@@ -17,6 +18,7 @@ import traceback
 from pathlib import Path
 
 from dtype_lint.core.engine import LintError, lint_source
+from dtype_lint.core.incremental import relint, tree_of
 from dtype_lint.core.finding import Finding
 from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_config
 
@@ -30,6 +32,7 @@ class Outcome:
     problem: str | None = None  # why the text was not linted (a syntax error while typing)
     config_problem: str | None = None  # the configuration found cannot be used
     internal_error: str | None = None  # a traceback: a bug of ours
+    config: Config | None = None  # the configuration the findings are for
 
 
 class Linter:
@@ -38,40 +41,46 @@ class Linter:
     def __init__(self) -> None:
         self._configs: dict[str, tuple[tuple[int, int], Config]] = {}  # by file: (mtime, size), config
         self._last: dict[str, Outcome] = {}
+        self._default = Config()  # one object: a change is linted incrementally only under the same one
 
     def lint(self, key: str, path: str, text: str) -> Outcome:
         """The outcome for ``text`` of the document ``key`` (its URI) at ``path``."""
         last = self._last.get(key)
         if last is not None and last.text == text:
             return last
-        outcome = self._lint(path, text)
+        outcome = self._lint(path, text, last)
         self._last[key] = outcome
         return outcome
 
     def forget(self, key: str) -> None:
         self._last.pop(key, None)
 
-    def _lint(self, path: str, text: str) -> Outcome:
+    def _lint(self, path: str, text: str, last: Outcome | None) -> Outcome:
         try:
             config = self.config_for(path)
-            findings = lint_source(text, path, config.codes_for(path), config.options)
+            codes = config.codes_for(path)
+            findings = None
+            if last is not None and last.config is config and last.problem is None and last.internal_error is None:
+                findings = relint(last.text, last.findings, text, path, codes, config.options)
+            if findings is None:  # the tree relint parsed spares the prefilter its own parse
+                findings = lint_source(text, path, codes, config.options, tree=tree_of(text))
         except LintError as exc:
             return Outcome(text, problem=str(exc))
         except ConfigError as exc:
             return Outcome(text, problem="configuration error", config_problem=str(exc))
         except Exception:  # a bug of ours must cost this text its findings, not the server
             return Outcome(text, internal_error=traceback.format_exc())
-        return Outcome(text, tuple(findings))
+        return Outcome(text, tuple(findings), config=config)
 
     def config_for(self, path: str) -> Config:
         """The configuration found by walking up from ``path`` (read again once it changes)."""
         found = find_pyproject([path if os.path.isabs(path) else os.path.join(os.getcwd(), path)])
         if found is None:
-            return Config()
+            return self._default
         try:
             st = os.stat(found)
         except OSError:
-            return Config()
+            return self._default
         stamp = (st.st_mtime_ns, st.st_size)
         cached = self._configs.get(str(found))
         if cached is None or cached[0] != stamp:
