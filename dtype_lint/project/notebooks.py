@@ -40,6 +40,7 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _MARKER = "  # dtype-lint: ipython line "
 _MARKED = re.compile(re.escape(_MARKER) + r"(\d+)$")
 _ASSIGNED_MAGIC = re.compile(r"^(\s*)([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*[%!]")
+_LINE = re.compile(r"[^\n]*\n|[^\n]+$")  # a source's lines as Jupyter stores them, "\n" kept
 _FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # IPython runs top-level await
 
 
@@ -81,11 +82,11 @@ class NotebookSource:
             raise LintError("an edit crossed a notebook cell boundary; nothing written")
         raw = copy.deepcopy(self.raw)
         for cell, part in zip(self.code_cells, parts):
-            source = "\n".join(map(self._unmask, part.split("\n"))) if _MARKER in part else part
+            source = _unmask(part, self.magic_lines)
             if cell.linted and source != cell.source:
                 stored = raw["cells"][cell.index]
                 # Jupyter stores a source as its lines, each with its line end; keep the file's form.
-                stored["source"] = source.splitlines(keepends=True) if isinstance(stored["source"], list) else source
+                stored["source"] = _LINE.findall(source) if isinstance(stored["source"], list) else source
         out = json.dumps(raw, indent=self.indent, ensure_ascii=False, separators=(",", ": ") if self.indent else None)
         out += "\n" if self.final_newline else ""
         try:
@@ -96,9 +97,6 @@ class NotebookSource:
             raise LintError(f"the edited notebook would not be valid ({exc.message}); nothing written") from None
         return out.encode(self.encoding)
 
-    def _unmask(self, line: str) -> str:
-        match = _MARKED.search(line)
-        return line if match is None else self.magic_lines[int(match.group(1))]
 
 
 def read_notebook(data: bytes) -> NotebookSource:
@@ -116,37 +114,63 @@ def read_notebook(data: bytes) -> NotebookSource:
         raise LintError(f"not a readable notebook: {exc}") from None
     if major != 4 or not isinstance(raw.get("cells"), list):
         raise LintError(f"not a readable notebook: nbformat {major} has no list of cells (version 4 is read)")
-    magic_lines: list[str] = []
-    segments: list[str] = []
-    code_cells: list[_Cell] = []
-    cell_numbers: list[int] = []
-    starts: list[int] = []
-    problems: list[tuple[int, int, int, str]] = []
-    line = 1
-    for index, cell in enumerate(raw["cells"]):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        text, problem = _as_python(source, magic_lines)
-        if problem is not None:
-            problems.append((index + 1, *problem))
-            text = ""
-        code_cells.append(_Cell(index, source, problem is None and text is not None))
-        cell_numbers.append(index + 1)
-        starts.append(line)
-        segments.append(text or "")
-        line += (text or "").count("\n") + 2  # the cell's lines, then the separator line
+    cells = [(index, cell.get("source", "")) for index, cell in enumerate(raw["cells"])
+             if isinstance(cell, dict) and cell.get("cell_type") == "code"]
+    sources = [(index, "".join(source) if isinstance(source, list) else str(source)) for index, source in cells]
+    module = cells_as_module([(index + 1, source) for index, source in sources])
     return NotebookSource(
-        text=f"\n{CELL_SEPARATOR}\n".join(segments),
-        cells=CellMap(tuple(cell_numbers), tuple(starts)),
-        problems=tuple(problems),
+        text=module.text,
+        cells=module.cells,
+        problems=module.problems,
         raw=raw,
-        code_cells=tuple(code_cells),
-        magic_lines=tuple(magic_lines),
+        code_cells=tuple(_Cell(index, source, linted) for (index, source), linted in zip(sources, module.linted)),
+        magic_lines=module.magic_lines,
         indent=_json_indent(document),
         final_newline=document.endswith("\n"),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class CellModule:
+    """Code cells as one module: its text, where each cell starts, the cells left out
+    (``linted`` False) and why where they do not parse, and the IPython lines behind the
+    stand-ins (by marker number)."""
+
+    text: str
+    cells: CellMap
+    problems: tuple[tuple[int, int, int, str], ...]  # (cell, line, column, reason)
+    linted: tuple[bool, ...]
+    magic_lines: tuple[str, ...]
+
+
+
+def cells_as_module(cells: list[tuple[int, str]]) -> CellModule:
+    """``(cell number, source)`` of code cells, in order, as one module (the CLI reads
+    them from the file, the language server from the editor's cell documents)."""
+    magic_lines: list[str] = []
+    segments: list[str] = []
+    linted: list[bool] = []
+    starts: list[int] = []
+    problems: list[tuple[int, int, int, str]] = []
+    line = 1
+    for number, source in cells:
+        text, problem = _as_python(source, magic_lines)
+        if problem is not None:
+            problems.append((number, *problem))
+        linted.append(text is not None)
+        starts.append(line)
+        segments.append(text or "")
+        line += (text or "").count("\n") + 2  # the cell's lines, then the separator line
+    return CellModule(f"\n{CELL_SEPARATOR}\n".join(segments), CellMap(tuple(n for n, _ in cells), tuple(starts)),
+                      tuple(problems), tuple(linted), tuple(magic_lines))
+
+
+def _unmask(text: str, magic_lines: tuple[str, ...]) -> str:
+    """One cell's part of the module with its IPython lines put back."""
+    if _MARKER not in text:
+        return text
+    return "\n".join(magic_lines[int(m.group(1))] if (m := _MARKED.search(line)) else line
+                     for line in text.split("\n"))
 
 
 def _as_python(source: str, magic_lines: list[str]) -> tuple[str | None, tuple[int, int, str] | None]:

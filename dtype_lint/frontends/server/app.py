@@ -1,5 +1,7 @@
 """The language server: diagnostics on open, change (debounced) and save; code actions;
-hover with the rule's docs.
+hover with the rule's docs. Text documents and notebook documents (whose code cells are
+linted as one module, each cell getting the findings in its lines; see
+:mod:`~dtype_lint.frontends.server.notebooks`).
 
 Lints run on one worker thread, off the event loop, so hovers and code actions are
 answered while a large file is linted. They read the last finished lint of each
@@ -22,13 +24,16 @@ import traceback
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls import uris
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from dtype_lint import __version__
 from dtype_lint.frontends.server.actions import FIX_ALL, code_actions
 from dtype_lint.frontends.server.convert import SOURCE, diagnostic, overlaps, split_lines, to_engine
+from dtype_lint.core.finding import Finding
 from dtype_lint.frontends.server.documents import Linter, Outcome
+from dtype_lint.frontends.server.notebooks import NotebookView, in_cell, view
 
 # Typing sends a change per keystroke, and a large file takes longer to lint than the gap
 # between two: lint once the typing pauses.
@@ -46,11 +51,26 @@ class Linted:
     outcome: Outcome
 
 
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    """What hover and code actions work on in one document (a text document, or a cell
+    of a notebook): its text, its findings in its lines and its version."""
+
+    text: str
+    findings: tuple[Finding, ...]
+    version: int | None
+    whole_file_fixes: bool = True  # False in a cell whose IPython lines the text stands in for
+
+
+_NOTEBOOKS = types.NotebookDocumentSyncOptions(notebook_selector=[
+    types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage("python")], notebook="*")])
+
+
 class DtypeLintServer(LanguageServer):
     """pygls's server with the documents' last lints and the lints pending or running."""
 
     def __init__(self) -> None:
-        super().__init__(SOURCE, __version__)
+        super().__init__(SOURCE, __version__, notebook_document_sync=_NOTEBOOKS)
         self.linter = Linter()
         self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="dtype-lint")
         self.pending: dict[str, asyncio.Task[None]] = {}
@@ -58,14 +78,41 @@ class DtypeLintServer(LanguageServer):
         self.shown: set[str] = set()  # messages shown once, not at every keystroke
         self.logged: dict[str, Outcome] = {}  # per document, the outcome last logged
 
-    def current(self, uri: str) -> Outcome | None:
-        """The last finished lint of the text the client holds, or None if that text has
-        not been linted yet (or is not open)."""
+    def current(self, uri: str) -> Shown | None:
+        """What the last finished lint found in the text the client holds (a document, or
+        a notebook's cell), or None if that text has not been linted yet (or is not open)."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:
+            return self._current_cell(notebook, uri)
         linted = self.linted.get(uri)
         document = self.document(uri)
         if linted is None or document is None or linted.version != document.version:
             return None
-        return linted.outcome if linted.outcome.text == document.source else None
+        if linted.outcome.text != document.source:
+            return None
+        return Shown(linted.outcome.text, linted.outcome.findings, linted.version)
+
+    def _current_cell(self, notebook: types.NotebookDocument, uri: str) -> Shown | None:
+        linted = self.linted.get(notebook.uri)
+        seen = view(self.workspace, notebook)
+        if linted is None or linted.version != notebook.version or linted.outcome.text != seen.module.text:
+            return None
+        cell = next((c for c in seen.cells if c.uri == uri), None)
+        document = self.document(uri)
+        if cell is None or document is None:
+            return None
+        return Shown(cell.text, tuple(in_cell(linted.outcome.findings, seen.module, cell)), document.version,
+                     whole_file_fixes=cell.verbatim)
+
+    def snapshot(self, uri: str) -> tuple[int | None, str, str, NotebookView | None] | None:
+        """``(version, path, text to lint, the notebook's view or None)`` of an open
+        document or notebook, None once closed."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is not None:
+            seen = view(self.workspace, notebook)
+            return notebook.version, uris.to_fs_path(uri) or uri, seen.module.text, seen
+        document = self.document(uri)
+        return None if document is None else (document.version, document.path, document.source, None)
 
     def document(self, uri: str) -> TextDocument | None:
         """The open document (pygls keeps them by unquoted URI), None once closed."""
@@ -108,24 +155,31 @@ class DtypeLintServer(LanguageServer):
     async def _lint(self, uri: str, delay: float) -> None:
         if delay:
             await asyncio.sleep(delay)
-        document = self.document(uri)
-        if document is None:
+        snapshot = self.snapshot(uri)
+        if snapshot is None:
             return
-        version, text = document.version, document.source
+        version, path, text, notebook = snapshot
         try:
             # Cancelling this task while the lint runs cannot stop the thread; the check
             # below drops its result instead.
-            outcome = await asyncio.get_running_loop().run_in_executor(
-                self.worker, self.linter.lint, uri, document.path, text)
-            document = self.document(uri)
-            if document is None or document.version != version or document.source != text:
+            outcome = await asyncio.get_running_loop().run_in_executor(self.worker, self.linter.lint, uri, path, text)
+            now = self.snapshot(uri)
+            if now is None or now[0] != version or now[2] != text:
                 return  # the client moved on: a newer lint is scheduled, or it closed
             self.linted[uri] = Linted(version, outcome)
             self.report(uri, outcome)
-            lines = split_lines(outcome.text)
             codec = self.workspace.position_codec
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri, [diagnostic(codec, lines, f) for f in outcome.findings], version=version))
+            if notebook is None:
+                lines = split_lines(outcome.text)
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                    uri, [diagnostic(codec, lines, f) for f in outcome.findings], version=version))
+                return
+            for cell in notebook.cells:  # every code cell, so that fixed cells are cleared
+                lines = split_lines(cell.text)
+                document = self.document(cell.uri)
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                    cell.uri, [diagnostic(codec, lines, f) for f in in_cell(outcome.findings, notebook.module, cell)],
+                    version=document.version if document is not None else None))
         except Exception:  # nobody awaits this task: say what went wrong where it is seen
             self.log(types.MessageType.Error, f"internal error on {uri}; please report it\n{traceback.format_exc()}")
         finally:
@@ -157,28 +211,52 @@ def create_server() -> DtypeLintServer:
         ls.logged.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: DtypeLintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: DtypeLintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, DEBOUNCE_SECONDS)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: DtypeLintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: DtypeLintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        ls.cancel(uri)
+        ls.worker.submit(ls.linter.forget, uri)
+        ls.linted.pop(uri, None)
+        ls.logged.pop(uri, None)
+        for cell in params.cell_text_documents:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(cell.uri, []))
+
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
     def code_action(ls: DtypeLintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        outcome = ls.current(uri)
-        if outcome is None:
+        shown = ls.current(uri)
+        if shown is None:
             return []  # edits computed for another text would corrupt this one
-        lines = split_lines(outcome.text)
+        lines = split_lines(shown.text)
         codec = ls.workspace.position_codec
         start, end = to_engine(codec, lines, params.range.start), to_engine(codec, lines, params.range.end)
-        in_range = [f for f in outcome.findings if overlaps(f, start, end)]
-        version = ls.linted[uri].version if ls.versioned_edits() else None
-        return code_actions(uri, version, outcome.text, outcome.findings, in_range, codec, params.context.only)
+        in_range = [f for f in shown.findings if overlaps(f, start, end)]
+        version = shown.version if ls.versioned_edits() else None
+        actions = code_actions(uri, version, shown.text, shown.findings, in_range, codec, params.context.only)
+        # Fixing a whole cell rewrites its text, which holds stand-ins for IPython lines.
+        return actions if shown.whole_file_fixes else [a for a in actions if a.kind != FIX_ALL]
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: DtypeLintServer, params: types.HoverParams) -> types.Hover | None:
-        outcome = ls.current(params.text_document.uri)
-        if outcome is None:
+        shown = ls.current(params.text_document.uri)
+        if shown is None:
             return None
-        lines = split_lines(outcome.text)
+        lines = split_lines(shown.text)
         at = to_engine(ls.workspace.position_codec, lines, params.position)
-        codes = sorted({f.code for f in outcome.findings if overlaps(f, at, at)})
+        codes = sorted({f.code for f in shown.findings if overlaps(f, at, at)})
         if not codes:
             return None
         from dtype_lint.rules.registry import all_docs  # loaded already: there are findings
