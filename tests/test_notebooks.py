@@ -204,3 +204,23 @@ def test_a_notebook_heavy_with_outputs_is_linted_by_the_size_of_its_code(cli, tm
     assert path.stat().st_size > 4 * 2**20
     result = cli("check", str(path), "--no-cache")
     assert f"{path}:cell 1:3:1: DTL303" in result.out and result.err == ""
+
+
+def test_the_broken_cells_fixture_reports_each_cell_where_it_says(cli):
+    """`# expect-error: LINE:COL` marks a cell that does not parse; `# expect: CODE` a hazard."""
+    import re
+
+    path = FIXTURES / "broken" / "nb_broken_cells.ipynb"
+    errors = set()
+    for number, cell in enumerate(nbformat.read(path, as_version=4).cells, start=1):
+        for line in cell.source.splitlines():
+            if match := re.search(r"# expect-error: (\d+):(\d+)", line):
+                errors.add(f"{path}:cell {number}:{match[1]}:{match[2]}")
+    hazards = notebook_expectations(path)
+    result = cli("check", str(path), "--output-format", "json", "--no-cache")
+    assert result.code == 2
+    assert {(f["cell"], f["line"], f["code"]) for f in result.json()} == hazards and len(hazards) == 2
+    assert {line.split(": error: ")[0] for line in result.err.splitlines()} == errors and len(errors) == 2
+    # A folder run of the fixtures leaves it out (fixtures/pyproject.toml), so that it shows hazards only.
+    folder = cli("check", str(FIXTURES), "--output-format", "json", "--no-cache")
+    assert folder.code == 1 and folder.err == "" and not any("broken" in f["path"] for f in folder.json())

@@ -19,6 +19,7 @@ CELLS = [
     (types.NotebookCellKind.Code, "collate = lambda batch: batch"),
     (types.NotebookCellKind.Code, "loader = DataLoader(ds, num_workers=2, collate_fn=collate)"),
     (types.NotebookCellKind.Code, "%time x = 1\ndef scale(x, dtype=torch.float32):\n    return x.to(dtype)"),
+    (types.NotebookCellKind.Code, "model = torch.nn.Linear(2, 2)\nmodel.half()\nopt = torch.optim.SGD(model.parameters())"),
 ]
 
 
@@ -59,6 +60,7 @@ async def test_each_cell_gets_the_findings_in_its_lines_as_the_cli_reports_them(
     # The lambda bound in cell 3 reaches DataLoader(num_workers=2) in cell 4; magics move nothing.
     assert _spans(published[_cell_uri(tmp_path, 4)]) == {("DTL202", 0, 50)}
     assert _spans(published[_cell_uri(tmp_path, 5)]) == {("DTL101", 1, 19)}
+    assert _spans(published[_cell_uri(tmp_path, 6)]) == {("DTL303", 1, 0)}  # a hazard of each family
     assert not published[_cell_uri(tmp_path, 2)] and not published[_cell_uri(tmp_path, 3)]
     assert published[_cell_uri(tmp_path, 5)][0].code_description.href.endswith("/dtl101-float32-dtype-default/")
 
