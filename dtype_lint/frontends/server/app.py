@@ -147,6 +147,16 @@ class DtypeLintServer(LanguageServer):
         self.cancel(uri)
         self.pending[uri] = asyncio.get_running_loop().create_task(self._lint(uri, delay))
 
+    def close(self, uri: str, shown: list[str]) -> None:
+        """Forget a closed document or notebook and clear the diagnostics of ``shown``
+        (the document, or the notebook's cells)."""
+        self.cancel(uri)
+        self.worker.submit(self.linter.forget, uri)  # on the lint thread, after any lint of it
+        self.linted.pop(uri, None)
+        self.logged.pop(uri, None)
+        for each in shown:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(each, []))
+
     def cancel(self, uri: str) -> None:
         task = self.pending.pop(uri, None)
         if task is not None:
@@ -204,12 +214,7 @@ def create_server() -> DtypeLintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: DtypeLintServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.cancel(uri)
-        ls.worker.submit(ls.linter.forget, uri)  # on the lint thread, after any lint of it
-        ls.linted.pop(uri, None)
-        ls.logged.pop(uri, None)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+        ls.close(params.text_document.uri, [params.text_document.uri])
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_did_open(ls: DtypeLintServer, params: types.DidOpenNotebookDocumentParams) -> None:
@@ -225,13 +230,7 @@ def create_server() -> DtypeLintServer:
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_did_close(ls: DtypeLintServer, params: types.DidCloseNotebookDocumentParams) -> None:
-        uri = params.notebook_document.uri
-        ls.cancel(uri)
-        ls.worker.submit(ls.linter.forget, uri)
-        ls.linted.pop(uri, None)
-        ls.logged.pop(uri, None)
-        for cell in params.cell_text_documents:
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(cell.uri, []))
+        ls.close(params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
