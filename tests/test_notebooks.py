@@ -224,3 +224,16 @@ def test_the_broken_cells_fixture_reports_each_cell_where_it_says(cli):
     # A folder run of the fixtures leaves it out (fixtures/pyproject.toml), so that it shows hazards only.
     folder = cli("check", str(FIXTURES), "--output-format", "json", "--no-cache")
     assert folder.code == 1 and folder.err == "" and not any("broken" in f["path"] for f in folder.json())
+
+
+def test_an_added_import_goes_into_the_first_linted_cell_and_the_result_type_checks(cli, tmp_path):
+    path = _write(tmp_path / "typed.ipynb", [
+        new_code_cell("%load_ext autoreload\nimport torch"),
+        new_code_cell("def helper(x, dtype: torch.dtype = torch.float32):\n    return x.to(dtype)"),
+    ])
+    (tmp_path / "pyproject.toml").write_text('[tool.dtype-lint]\ntarget-version = "py39"\n')
+    result = cli("check", str(path), "--fix", "--unsafe-fixes", "--no-cache")
+    assert result.code == 0, result.out + result.err
+    cells = [c.source for c in nbformat.read(path, as_version=4).cells]
+    assert cells[0] == "from typing import Optional\n\n%load_ext autoreload\nimport torch"  # the magic kept
+    assert "dtype: Optional[torch.dtype] = None" in cells[1]

@@ -82,6 +82,8 @@ class NotebookSource:
             raise LintError("an edit crossed a notebook cell boundary; nothing written")
         raw = copy.deepcopy(self.raw)
         for cell, part in zip(self.code_cells, parts):
+            if not cell.linted and part:  # an edit (an added import) landed in a cell left out
+                raise LintError("an edit would go into a cell that was not linted; nothing written")
             source = _unmask(part, self.magic_lines)
             if cell.linted and source != cell.source:
                 stored = raw["cells"][cell.index]
