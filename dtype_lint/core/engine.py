@@ -223,7 +223,7 @@ def _lint_module(
         raise LintError("too deeply nested to lint") from None
     if not reports:
         return []
-    return _to_findings(module, text, path, reports, statement_of, line_map, parsed_text)
+    return _to_findings(module, text, path, reports, statement_of, line_map, parsed_text, tree)
 
 
 def _positions(
@@ -353,7 +353,7 @@ def _aligned(statements: Sequence[cst.CSTNode], body: list[ast.stmt]) -> list[tu
 
 def _to_findings(
     module: cst.Module, text: str, path: str, reports: list[Report], statement_of: list[int],
-    line_map: Sequence[int] | None, parsed_text: str,
+    line_map: Sequence[int] | None, parsed_text: str, tree: ast.Module | None = None,
 ) -> list[Finding]:
     wanted: dict[int, list[cst.CSTNode]] = {}
     for report, index in zip(reports, statement_of):
@@ -366,7 +366,7 @@ def _to_findings(
         return line_map[reduced_line - 1] if line_map is not None else reduced_line
 
     suppressions = Suppressions(text, lines)
-    import_edits = functools.lru_cache(maxsize=None)(functools.partial(import_edit, text))
+    import_edits = functools.lru_cache(maxsize=None)(functools.partial(import_edit, text, tree=tree))
     findings: set[Finding] = set()
     for report in reports:
         where = positions(report.node)

@@ -12,6 +12,7 @@ head's imports count as already there.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from typing import Sequence
 
@@ -21,22 +22,19 @@ from dtype_lint.core.lines import line_starts, place
 _NEXT_STATEMENT = "pass\n"
 
 
-def import_edit(text: str, imports: Sequence[tuple[str, str | None]]) -> Edit | None:
+def import_edit(text: str, imports: Sequence[tuple[str, str | None]], tree: ast.Module | None = None) -> Edit | None:
     """One edit that adds ``imports`` (``(module, name)``, or ``(module, None)`` for
-    ``import module``) to ``text``, or None where all of them are there."""
-    import libcst as cst
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import AddImportsVisitor, ImportItem
-
+    ``import module``) to ``text`` (whose ``ast`` is ``tree`` where the caller has it),
+    or None where all of them are there."""
+    if tree is None:
+        try:  # top-level await parses: a notebook's cells are such a module
+            tree = compile(text, "<module>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        except (SyntaxError, ValueError):  # syntax LibCST reads and this Python does not
+            tree = None
     # The helper sees the head and the blank and comment lines after it, then a stand-in
     # for the first statement that follows: it spaces the added imports from that one.
-    try:  # top-level await parses: a notebook's cells are such a module
-        body = compile(text, "<module>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT).body
-    except (SyntaxError, ValueError):  # syntax LibCST reads and this Python does not
-        body = []
-    shown = _head(text, body) if body else text
-    items = [ImportItem(module, name) for module, name in imports]
-    new = AddImportsVisitor(CodemodContext(), items).transform_module(cst.parse_module(shown)).code
+    shown = _head(text, tree.body) if tree is not None and tree.body else text
+    new = _with_imports(shown, tuple(imports))
     if new == shown:
         return None
     start = len(os.path.commonprefix([shown, new]))
@@ -44,6 +42,19 @@ def import_edit(text: str, imports: Sequence[tuple[str, str | None]]) -> Edit | 
     tail = len(os.path.commonprefix([shown[start:][::-1], new[start:][::-1]]))
     (line, column), (end_line, end_column) = place(text, start), place(text, len(shown) - tail)
     return Edit(line, column, end_line, end_column, new[start:len(new) - tail])
+
+
+@functools.lru_cache(maxsize=32)
+def _with_imports(text: str, imports: tuple[tuple[str, str | None], ...]) -> str:
+    """``text`` after LibCST's helper added ``imports``. Remembered: the helper's visitors
+    cost about 15 ms each to build, and the language server lints the same head again at
+    every edit of the body."""
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, ImportItem
+
+    items = [ImportItem(module, name) for module, name in imports]
+    return AddImportsVisitor(CodemodContext(), items).transform_module(cst.parse_module(text)).code
 
 
 def _head(text: str, body: list[ast.stmt]) -> str:
