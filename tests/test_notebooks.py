@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, notebook_expectations, notebook_fixtures
+from dtype_lint.project.notebooks import CELL_SEPARATOR
 
 nbformat = pytest.importorskip("nbformat")
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output  # noqa: E402
@@ -170,7 +171,10 @@ def test_diff_writes_nothing(cli, tmp_path):
     path = _edited_notebook(tmp_path, 1)
     before = path.read_bytes()
     result = cli("check", str(path), "--diff", "--unsafe-fixes", "--no-cache")
-    assert "+def helper(x, dtype=None" in result.out and path.read_bytes() == before
+    assert path.read_bytes() == before
+    # One diff per changed cell, named as findings name cells, in the cell's own lines.
+    assert f"--- a/{path}:cell 3\n+++ b/{path}:cell 3\n@@ -1,2 +1,2 @@\n" in result.out
+    assert "+def helper(x, dtype=None" in result.out and CELL_SEPARATOR not in result.out
 
 
 def test_flake8_through_nbqa_reports_what_the_cli_does(cli):

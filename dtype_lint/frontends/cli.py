@@ -25,6 +25,7 @@ from dtype_lint.frontends.console import diff_summary, summary, use_color
 from dtype_lint.frontends.formats import FORMATS, statistics, write, write_errors
 from dtype_lint.project.parallel import default_jobs
 from dtype_lint.project.file_lint import FileResult, decode, lint_data
+from dtype_lint.project.notebooks import NotebookSource
 from dtype_lint.project.add_noqa import add_noqa
 from dtype_lint.project.runner import lint_paths, summarize
 
@@ -249,14 +250,28 @@ def _fix_text(result: FileResult, args: argparse.Namespace) -> FileResult:
     except LintError as exc:
         return FileResult(result.path, result.findings, FileError(result.path, str(exc)))
     if args.diff:
-        old_lines = [l + "\n" for l in NEWLINE.split(result.source.text)]
-        new_lines = [l + "\n" for l in NEWLINE.split(new_text)]
-        import difflib
-
-        sys.stdout.writelines(difflib.unified_diff(old_lines, new_lines, f"a/{result.path}", f"b/{result.path}"))
+        try:
+            _write_diff(result.path, result.source, new_text)
+        except LintError as exc:
+            return FileResult(result.path, result.findings, FileError(result.path, str(exc)))
         return result
     unfixed = [f for f in result.findings if f not in fixes]
     return FileResult(result.path, unfixed, source=dataclasses.replace(result.source, text=new_text))
+
+
+def _write_diff(path: str, source: Source | NotebookSource, new_text: str) -> None:
+    """A unified diff of the fixes: of the file, or of each notebook cell they change
+    (``a/train.ipynb:cell 3``), as ruff shows a notebook's."""
+    import difflib
+
+    if isinstance(source, NotebookSource):
+        pieces = [(f"{path}:cell {number}", old, new) for number, old, new in source.changed_cells(new_text)]
+    else:
+        pieces = [(path, source.text, new_text)]
+    for name, old, new in pieces:
+        old_lines = [line + "\n" for line in NEWLINE.split(old)]
+        new_lines = [line + "\n" for line in NEWLINE.split(new)]
+        sys.stdout.writelines(difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}"))
 
 
 def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], stream=None,

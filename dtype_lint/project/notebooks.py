@@ -73,22 +73,30 @@ class NotebookSource:
         return [FileError(path, reason, line=line, column=column, cell=cell)
                 for cell, line, column, reason in self.problems]
 
-    def encode(self, text: str) -> bytes:
-        """The notebook's bytes with ``text`` (this module after edits) as its code."""
-        import nbformat
-
+    def changed_cells(self, text: str) -> list[tuple[int, str, str]]:
+        """``(cell number, source, new source)`` of each code cell that ``text`` (this
+        module after edits) changes; LintError for an edit no cell can hold."""
         parts = text.split(f"\n{CELL_SEPARATOR}\n")
         if len(parts) != len(self.code_cells):
             raise LintError("an edit crossed a notebook cell boundary; nothing written")
-        raw = copy.deepcopy(self.raw)
+        changed = []
         for cell, part in zip(self.code_cells, parts):
             if not cell.linted and part:  # an edit (an added import) landed in a cell left out
                 raise LintError("an edit would go into a cell that was not linted; nothing written")
             source = _unmask(part, self.magic_lines)
             if cell.linted and source != cell.source:
-                stored = raw["cells"][cell.index]
-                # Jupyter stores a source as its lines, each with its line end; keep the file's form.
-                stored["source"] = _LINE.findall(source) if isinstance(stored["source"], list) else source
+                changed.append((cell.index + 1, cell.source, source))
+        return changed
+
+    def encode(self, text: str) -> bytes:
+        """The notebook's bytes with ``text`` (this module after edits) as its code."""
+        import nbformat
+
+        raw = copy.deepcopy(self.raw)
+        for number, _, source in self.changed_cells(text):
+            stored = raw["cells"][number - 1]
+            # Jupyter stores a source as its lines, each with its line end; keep the file's form.
+            stored["source"] = _LINE.findall(source) if isinstance(stored["source"], list) else source
         out = json.dumps(raw, indent=self.indent, ensure_ascii=False, separators=(",", ": ") if self.indent else None)
         out += "\n" if self.final_newline else ""
         try:
