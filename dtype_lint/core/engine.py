@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from dtype_lint.rules.base import Report
 
 
-
 class LintError(Exception):
     """A file that cannot be linted; the message is the one-line reason, ``line`` and
     ``column`` where in the file it is (a syntax error), if anywhere."""
@@ -384,7 +383,7 @@ def _to_findings(
             # is kept only where the text each edit replaces is its node's own text.
             if all(_text_at(lines, edit) == NEWLINE.sub("\n", module.code_for_node(old))
                    for edit, (old, _) in zip(edits, report.replace)):
-                # the whole file is parsed again for this, but only in a file with such a fix
+                # once per file and set of imports, on the file's head (core.imports)
                 added = import_edits(report.imports) if report.imports else None
                 fix = Fix(report.applicability, tuple(edits) + ((added,) if added else ()))
         findings.add(

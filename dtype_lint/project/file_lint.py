@@ -94,7 +94,7 @@ def lint_path(path: str, config: Config) -> FileResult:
     try:
         data = read_file(path)
     except LintError as exc:
-        return FileResult(path, [], FileError(path, str(exc)))
+        return FileResult(path, [], exc.at(path))
     return lint_data(path, data, config)
 
 

@@ -115,11 +115,11 @@ def read_notebook(data: bytes) -> NotebookSource:
 
     try:
         document = data.decode("utf-8-sig")
-        # nbformat's reader without its schema validation, which costs several times the
-        # parse: a notebook that breaks the schema is still code to lint. What is written
-        # back is validated (encode).
-        major, _ = nbformat.reader.get_version(nbformat.reader.reads(document))
+        # Parsed once, and read as nbformat's reader reads it but without its schema
+        # validation, which costs several times the parse: a notebook that breaks the
+        # schema is still code to lint. What is written back is validated (encode).
         raw = json.loads(document)
+        major, _ = nbformat.reader.get_version(raw)
     except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise LintError(f"not a readable notebook: {exc}") from None
     if major != 4 or not isinstance(raw.get("cells"), list):

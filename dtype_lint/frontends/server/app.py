@@ -45,10 +45,12 @@ SWITCH_INTERVAL_SECONDS = 0.001
 
 @dataclasses.dataclass(frozen=True)
 class Linted:
-    """A finished lint and the version of the document it is for."""
+    """A finished lint and the version of the document it is for (for a notebook, also
+    the cells it was linted from)."""
 
     version: int | None
     outcome: Outcome
+    notebook: NotebookView | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,15 +96,23 @@ class DtypeLintServer(LanguageServer):
 
     def _current_cell(self, notebook: types.NotebookDocument, uri: str) -> Shown | None:
         linted = self.linted.get(notebook.uri)
-        seen = view(self.workspace, notebook)
-        if linted is None or linted.version != notebook.version or linted.outcome.text != seen.module.text:
+        if linted is None or linted.notebook is None or linted.version != notebook.version:
             return None
+        seen = linted.notebook  # the cells as linted: every change of a cell bumps the notebook's version
         cell = next((c for c in seen.cells if c.uri == uri), None)
         document = self.document(uri)
         if cell is None or document is None:
             return None
         return Shown(cell.text, tuple(in_cell(linted.outcome.findings, seen.module, cell)), document.version,
                      whole_file_fixes=cell.verbatim)
+
+    def unchanged(self, uri: str, version: int | None, text: str) -> bool:
+        """Whether the client still holds ``version`` (and ``text``) of the document or notebook."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is not None:
+            return notebook.version == version
+        document = self.document(uri)
+        return document is not None and document.version == version and document.source == text
 
     def snapshot(self, uri: str) -> tuple[int | None, str, str, NotebookView | None] | None:
         """``(version, path, text to lint, the notebook's view or None)`` of an open
@@ -173,10 +183,9 @@ class DtypeLintServer(LanguageServer):
             # Cancelling this task while the lint runs cannot stop the thread; the check
             # below drops its result instead.
             outcome = await asyncio.get_running_loop().run_in_executor(self.worker, self.linter.lint, uri, path, text)
-            now = self.snapshot(uri)
-            if now is None or now[0] != version or now[2] != text:
+            if not self.unchanged(uri, version, text):
                 return  # the client moved on: a newer lint is scheduled, or it closed
-            self.linted[uri] = Linted(version, outcome)
+            self.linted[uri] = Linted(version, outcome, notebook)
             self.report(uri, outcome)
             codec = self.workspace.position_codec
             if notebook is None:
