@@ -54,6 +54,25 @@ class Fix:
 
 
 @dataclasses.dataclass(frozen=True, order=True)
+class Step:
+    """One place on the path of a finding whose evidence is elsewhere: the constructor
+    (maybe in another file) that stores the callable, the helper that casts the model,
+    the base class that makes a class a module. ``message`` says what happens there.
+    The finding's own position is the path's last place and is not repeated."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+    def as_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, order=True)
 class Finding:
     """One hazard at a 1-based line and column (columns count characters, not bytes).
 
@@ -71,6 +90,8 @@ class Finding:
     message: str = dataclasses.field(compare=False)
     fix: Fix | None = dataclasses.field(default=None, compare=False)
     cells: CellMap | None = dataclasses.field(default=None, compare=False, repr=False)
+    # Where the evidence is, in order, when it is not all at the finding's own line.
+    flow: tuple[Step, ...] = dataclasses.field(default=(), compare=False)
 
     def position(self) -> tuple[int | None, int, int]:
         """``(cell, line, end line)`` as a user reads them: the cell number (``None``
@@ -100,6 +121,8 @@ class Finding:
             "message": self.message,
             "fix": self.fix.as_json(self.cells) if self.fix else None,
         })
+        if self.flow:
+            out["flow"] = [step.as_json() for step in self.flow]
         return out
 
 
