@@ -12,11 +12,17 @@ from __future__ import annotations
 import ast
 import dataclasses
 import warnings
-from typing import Iterable
+import functools
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
-from dtype_lint.frameworks.bases import DATASET_BASES, FLAX_MODULE_BASES, TORCH_MODULE_BASES
+from dtype_lint.core.model.finder import class_like
+from dtype_lint.frameworks.bases import TORCH_MODULE_BASES, framework_kinds
+
+if TYPE_CHECKING:
+    from dtype_lint.core.finding import Step
+    from dtype_lint.core.model.project import FileView
 
 
 @dataclasses.dataclass
@@ -63,8 +69,13 @@ class FileContext:
         name = self.path.replace("\\", "/").rsplit("/", 1)[-1]
         return name[:-3] if name.endswith(".py") else name
 
-    def __init__(self, module: cst.Module, extra_module_bases: Iterable[str] = ()) -> None:
+    def __init__(self, module: cst.Module, extra_module_bases: Iterable[str] = (),
+                 view: FileView | None = None) -> None:
         self.module = module
+        # The project model as this file sees it: names imported from other files.
+        self.view = view
+        # Where a class's kind came from, when another file says it (see kinds_of).
+        self.kind_steps: dict[str, tuple[Step, ...]] = {}
         self.scopes: list[Scope] = [Scope(module, "<module>")]
         self.classes: list[ClassInfo] = []
         self.known_classes: dict[str, ClassInfo] = {}
@@ -72,6 +83,7 @@ class FileContext:
         self.torch_module_bases = TORCH_MODULE_BASES | frozenset(extra_module_bases)
         # Module-level imports are collected up front: a function may use a name that is
         # imported further down the file.
+        self._absolute: Callable[[str | None, int], str | None] = view.absolute if view else (lambda m, level: None)
         self._collect_imports(module.body, self.scopes[0].aliases)
 
     # -- traversal hooks -------------------------------------------------------------
@@ -226,20 +238,37 @@ class FileContext:
         self.classes.append(info)
 
     def kinds_of(self, qualified: str) -> set[str]:
-        """Which of torch module / flax module / dataset a base or constructor names."""
+        """Which of torch module / flax module / dataset a base or constructor names: a
+        class of this file by its bases, a framework's class by name, else a class of
+        another file by its bases there (the project model; the steps that show it are
+        kept in :attr:`kind_steps`)."""
         if qualified in self.known_classes:
             return set(self.known_classes[qualified].kinds)
-        kinds = set()
-        if qualified in self.torch_module_bases or qualified.endswith("LightningModule"):
-            kinds.add("torch_module")
-        if qualified in FLAX_MODULE_BASES:
-            kinds.add("flax_module")
-        if qualified in DATASET_BASES or qualified.endswith("Dataset"):
-            kinds.add("dataset")
-        # A bare `nn.Module` whose `nn` was not imported (snippets) is still a module.
-        if qualified == "nn.Module":
-            kinds.add("torch_module")
-        return kinds
+        kinds = self._framework_kinds(qualified)
+        if kinds or self.view is None:
+            return kinds
+        if "." not in qualified:  # not bound here: maybe from a star import
+            self.view.own(self.source or self.module.code, self.file_tree())
+        for candidate in [qualified] if "." in qualified else self.view.starred(qualified):
+            if class_like(candidate):
+                found, steps = self.view.class_kinds(candidate, self._framework_kinds)
+                if found:
+                    self.kind_steps[qualified] = steps
+                    return set(found)
+        return set()
+
+    @functools.cached_property
+    def _framework_kinds(self) -> Callable[[str], set[str]]:
+        return functools.partial(framework_kinds, torch_bases=self.torch_module_bases)
+
+    def class_steps(self, name: str) -> tuple[Step, ...]:
+        """The steps that make a class of this file (or another) what it is, where its
+        kind came from another file: through its bases here, then theirs there."""
+        info = self.known_classes.get(name)
+        for base in info.bases if info else (name,):
+            if base in self.kind_steps:
+                return self.kind_steps[base]
+        return ()
 
     # -- imports ---------------------------------------------------------------------
 
@@ -247,9 +276,9 @@ class FileContext:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    _add_import(small, into)
+                    _add_import(small, into, self._absolute)
             elif isinstance(stmt, (cst.Import, cst.ImportFrom)):
-                _add_import(stmt, into)
+                _add_import(stmt, into, self._absolute)
             elif isinstance(stmt, (cst.If, cst.Try, cst.With)) or type(stmt).__name__ == "TryStar":
                 self._collect_imports(_nested_bodies(stmt), into)
 
@@ -274,7 +303,7 @@ def _nested_bodies(stmt: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
-def _add_import(node: cst.CSTNode, into: dict[str, str]) -> None:
+def _add_import(node: cst.CSTNode, into: dict[str, str], absolute: Callable[[str | None, int], str | None]) -> None:
     if isinstance(node, cst.Import):
         for alias in node.names:
             full = _dotted(alias.name)
@@ -283,9 +312,11 @@ def _add_import(node: cst.CSTNode, into: dict[str, str]) -> None:
             else:
                 head = full.split(".")[0]
                 into[head] = head
-    elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-        base = _dotted(node.module)
-        if isinstance(node.names, cst.ImportStar):
+    elif isinstance(node, cst.ImportFrom):
+        written = _dotted(node.module) if node.module is not None else None
+        # A relative import is resolved where the file's module name is known.
+        base = absolute(written, len(node.relative)) if node.relative else written
+        if base is None or isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
             name = _dotted(alias.name)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
 
+    from dtype_lint.core.model.project import FileView
     from dtype_lint.rules.registry import Rule
     from dtype_lint.rules.base import Report
 
@@ -128,7 +129,7 @@ def _syntax_error(exc: SyntaxError | cst.ParserSyntaxError) -> LintError:
 
 def lint_source(
     text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str], options: Options,
-    use_prefilter: bool | None = None, tree: ast.Module | None = None,
+    use_prefilter: bool | None = None, tree: ast.Module | None = None, view: FileView | None = None,
 ) -> list[Finding]:
     """All findings of ``rules`` in ``text``, sorted, with suppressions applied.
 
@@ -138,23 +139,27 @@ def lint_source(
     clean files never pays for it. ``use_prefilter`` (default: on unless ``DTYPE_LINT_PREFILTER=0``) only
     changes how much is parsed, never the findings; off, every rule runs on the whole
     file. ``tree`` is the text's ``ast`` where the caller has parsed it already (flake8),
-    which spares the prefilter its own parse.
+    which spares the prefilter its own parse. ``view``: the project model as this file
+    sees it (what its imports name in other files); by default the process's model with
+    no source roots, the running interpreter's packages.
     """
     if file_is_exempt(text) or not rules:
         return []
+    if view is None:
+        view = default_view(path)
     if use_prefilter is None:
         use_prefilter = prefilter_switch.enabled()
     if not use_prefilter:
-        return _lint_module(parse(text), text, path, _classes(rules), options, None, text)
+        return _lint_module(parse(text), text, path, _classes(rules), options, None, text, view=view)
     from dtype_lint.core import prefilter
 
     classes = _classes(rules)
-    reduced = prefilter.reduce_source(text, classes, options, tree)
+    reduced = prefilter.reduce_source(text, classes, options, tree, view=view)
     if reduced is None:
         selected = applicable_rules(text, classes, options)
         # With no rule to run, LibCST parses only a file CPython rejects, to report it.
         if selected or not prefilter.compiles(text):
-            return _lint_module(parse(text), text, path, selected, options, None, text)
+            return _lint_module(parse(text), text, path, selected, options, None, text, view=view)
         return []
     if not reduced.text:
         return []
@@ -164,12 +169,19 @@ def lint_source(
     except LintError:
         # LibCST rejects something ast accepted: let the whole file decide (and word
         # the error against the file's own lines).
-        return _lint_module(parse(text), text, path, classes, options, None, text)
-    return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text, reduced.tree)
+        return _lint_module(parse(text), text, path, classes, options, None, text, view=view)
+    return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text, reduced.tree, view)
+
+
+def default_view(path: str) -> FileView:
+    """The file as the process's default project model sees it."""
+    from dtype_lint.core.model.project import project_model
+
+    return project_model().view(path)
 
 
 def lint_units(text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str], options: Options,
-               starts: frozenset[int], tree: ast.Module) -> list[Finding] | None:
+               starts: frozenset[int], tree: ast.Module, view: FileView | None = None) -> list[Finding] | None:
     """The findings of the top-level units of ``text`` starting on the lines ``starts``,
     as :func:`lint_source` finds them (other units are parsed only where those need
     them, and their findings may be missing or not); None where the prefilter cannot cut
@@ -179,7 +191,8 @@ def lint_units(text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str]
     if file_is_exempt(text) or not rules or not prefilter_switch.enabled():
         return None
     classes = _classes(rules)
-    reduced = prefilter.reduce_source(text, classes, options, tree, starts)
+    view = view or default_view(path)
+    reduced = prefilter.reduce_source(text, classes, options, tree, starts, view)
     if reduced is None:
         return None
     if not reduced.text:
@@ -189,7 +202,7 @@ def lint_units(text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str]
     except LintError:
         return None
     selected = [rule for rule in classes if rule.doc.code in reduced.codes]
-    return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text, reduced.tree)
+    return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text, reduced.tree, view)
 
 
 def _classes(rules: Sequence[type[Rule]] | Sequence[str]) -> list[type[Rule]]:
@@ -203,6 +216,7 @@ def _classes(rules: Sequence[type[Rule]] | Sequence[str]) -> list[type[Rule]]:
 def _lint_module(
     module: cst.Module, text: str, path: str, selected: Sequence[type[Rule]], options: Options,
     line_map: Sequence[int] | None, parsed_text: str, tree: ast.Module | None = None,
+    view: FileView | None = None,
 ) -> list[Finding]:
     """Run the rules over ``module`` (parsed from ``parsed_text``: the file, or the
     prefilter's reduction of it, whose lines ``line_map`` maps back); ``tree`` is the
@@ -212,7 +226,7 @@ def _lint_module(
 
     reports: list[Report] = []
     statement_of: list[int] = []  # per report, the index of the top-level statement holding it
-    ctx = FileContext(module, options.module_bases)
+    ctx = FileContext(module, options.module_bases, view)
     ctx.source, ctx.path, ctx.tree = text, path, tree  # the whole file, whatever the prefilter kept
     visitors = [rule(ctx, options, reports) for rule in selected]
     try:
@@ -388,7 +402,7 @@ def _to_findings(
                 fix = Fix(report.applicability, tuple(edits) + ((added,) if added else ()))
         findings.add(
             Finding(path, start, where.start.column + 1, end, where.end.column + 1,
-                    report.code, report.name, report.message, fix)
+                    report.code, report.name, report.message, fix, flow=report.flow)
         )
     return sorted(findings)
 

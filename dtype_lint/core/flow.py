@@ -50,10 +50,10 @@ if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
 
 _PARTIALS = frozenset({"functools.partial", "partial"})
-# Transform containers that keep the callables they are given (torchvision's
-# `transforms.Lambda` and `transforms.Compose`, and look-alikes of the same names): what
-# they are built from flows into them.
-HOLDERS = frozenset({"Lambda", "Compose"})
+# Containers that keep the callables they are given (torchvision's `transforms.Lambda`
+# and `transforms.Compose`, and look-alikes of the same names; `defaultdict`, which keeps
+# its default factory): what they are built from flows into them.
+HOLDERS = frozenset({"Lambda", "Compose", "defaultdict"})
 _WRAPS = frozenset({"functools.wraps", "wraps"})
 _GENERATOR_NAMES = ("generator", "gen")
 _GENERATOR_TYPES = ("Generator", "Iterator", "AsyncGenerator", "AsyncIterator")

@@ -42,10 +42,12 @@ import warnings
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from dtype_lint.core import roles, shapes
+from dtype_lint.core.model.finder import class_like
 from dtype_lint.core.shapes import Prefilter
-from dtype_lint.frameworks.bases import TORCH_MODULE_BASES
+from dtype_lint.frameworks.bases import TORCH_MODULE_BASES, framework_kinds
 
 if TYPE_CHECKING:
+    from dtype_lint.core.model.project import FileView
     from dtype_lint.rules.base import Rule
     from dtype_lint.rules.options import Options
 
@@ -109,7 +111,8 @@ class Reduced:
 
 
 def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
-                  tree: ast.Module | None = None, within: frozenset[int] | None = None) -> Reduced | None:
+                  tree: ast.Module | None = None, within: frozenset[int] | None = None,
+                  view: FileView | None = None) -> Reduced | None:
     """The part of ``text`` to parse; ``Reduced("", ())`` when nothing can be found,
     None when the whole file must be parsed. ``tree``: the text's ``ast``, if the caller
     has it already (flake8 parses every file). ``within``: the first lines of the
@@ -134,7 +137,7 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
         tree = _checked(ast.parse, text)
         if tree is None:
             return None
-    return _Planner(tree, text, declared, active, options, within).reduce()
+    return _Planner(tree, text, declared, active, options, within, view).reduce()
 
 
 def compiles(text: str) -> bool:
@@ -204,8 +207,9 @@ _BARE_DTYPES = frozenset({"float", "single", "half", "double"})
 
 class _Planner:
     def __init__(self, tree: ast.Module, text: str, declared: dict[str, Prefilter], active: dict[str, Prefilter],
-                 options: Options, within: frozenset[int] | None = None) -> None:
+                 options: Options, within: frozenset[int] | None = None, view: FileView | None = None) -> None:
         self.text = text
+        self.view = view
         self.within = within
         self.tree = tree
         self.lines = lines = text.split("\n")
@@ -275,12 +279,32 @@ class _Planner:
         if self._names is None:
             aliases: dict[str, set[str]] = {}
             bindings: dict[str, list[ast.AST]] = {}
-            shapes.collect(self.outer, aliases, bindings)
+            absolute = self.view.absolute if self.view else (lambda module, level: None)
+            shapes.collect(self.outer, aliases, bindings, absolute)
             classes = frozenset(_named(self.text, _CLASS_NAME))
             bases = TORCH_MODULE_BASES | frozenset(self.options.module_bases)
             self._names = shapes.Names(aliases, classes, bindings, bases, tuple(self.options.module_names),
-                                       functools.partial(roles.module_keys, self.text))
+                                       functools.partial(roles.module_keys, self.text), self._project_kinds,
+                                       absolute, self._casting_function)
         return self._names
+
+    def _project_kinds(self, qualified: str) -> frozenset[str]:
+        """FileContext.kinds_of's answer from the project model, for a dotted name."""
+        if self.view is None:
+            return frozenset()
+        framework = functools.partial(framework_kinds, torch_bases=TORCH_MODULE_BASES | frozenset(self.options.module_bases))
+        if "." not in qualified:
+            self.view.own(self.text, self.tree)
+        candidates = [qualified] if "." in qualified else self.view.starred(qualified)
+        return frozenset(k for c in candidates if class_like(c) for k in self.view.class_kinds(c, framework)[0])
+
+    def _casting_function(self, qualified: str) -> bool:
+        """Whether the project model finds a function that casts one of its parameters
+        (what DTL303's helper casts ask of it) under a dotted name or this file's own."""
+        if self.view is None:
+            return False
+        found = self.view.local(self.text, qualified, self.tree)
+        return found is not None and bool(self.view.cast_params(found))
 
     def functions(self) -> dict[str, list[int]]:
         """The leaves that are functions, by each name they define (at any depth)."""

@@ -90,7 +90,7 @@ _CASTING_CLASS_WORDS = frozenset({"precision", "cast", "casting", "caster", "aut
 # Words of a function's name that make it an explicit casting helper (`tree_cast`,
 # `cast_params`, `convert_to_fp16`; also options.CAST_HELPER_PATTERNS, such as `to_bf16`):
 # its body is the casting API, its call sites are not.
-_CASTING_FUNCTION_WORDS = frozenset({"cast", "casting", "caster", "convert", "converter"})
+CASTING_FUNCTION_WORDS = frozenset({"cast", "casting", "caster", "convert", "converter"})
 # Export and deployment runtimes: code that uses them prepares or runs an exported model.
 # (TorchScript is not among them: training code scripts models too.)
 _EXPORT_PREFIXES = ("torch.onnx.", "torch.export.", "onnx", "onnxruntime", "tensorrt",
@@ -501,7 +501,7 @@ class Roles:
             if any(words_of(n.rsplit(".", 1)[-1]) & _CASTING_CLASS_WORDS for n in (info.name, *info.bases)):
                 return "a class whose job is casting"
         if in_cast_helper(ctx) or any(
-                isinstance(s.node, cst.FunctionDef) and words_of(s.name) & _CASTING_FUNCTION_WORDS
+                isinstance(s.node, cst.FunctionDef) and words_of(s.name) & CASTING_FUNCTION_WORDS
                 for s in ctx.scopes):
             return "the body of a casting helper"
         return None

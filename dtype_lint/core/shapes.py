@@ -320,25 +320,37 @@ class Names:
     # Keys of receivers the whole file uses as modules (core.roles.module_keys), found
     # when a shape first asks: searching the whole text costs more than most files' tests.
     module_keys: Callable[[], frozenset[str]] = frozenset
+    # What the project model says a class of another file is (FileContext.kinds_of asks
+    # the same), and the module a relative import names; nothing without a model.
+    project_kinds: Callable[[str], frozenset[str]] = lambda qualified: frozenset()
+    absolute: Callable[[str | None, int], str | None] = lambda module, level: None
+    # Whether a function (of this file or another) casts one of its parameters, itself or
+    # through helpers (the project model's summaries).
+    casting_function: Callable[[str], bool] = lambda qualified: False
 
     def add(self, nodes: Iterable[ast.AST]) -> "Names":
         """These names plus the imports and bindings among ``nodes`` (a unit's)."""
         aliases = {name: set(qualified) for name, qualified in self.aliases.items()}
         bindings = {name: list(values) for name, values in self.bindings.items()}
-        collect(nodes, aliases, bindings)
+        collect(nodes, aliases, bindings, self.absolute)
         return dataclasses.replace(self, aliases=aliases, bindings=bindings)
 
 
-def collect(nodes: Iterable[ast.AST], aliases: dict[str, set[str]], bindings: dict[str, list[ast.AST]]) -> None:
-    """Imports and bindings as FileContext records them (a superset: every scope at once)."""
+def collect(nodes: Iterable[ast.AST], aliases: dict[str, set[str]], bindings: dict[str, list[ast.AST]],
+            absolute: Callable[[str | None, int], str | None] | None = None) -> None:
+    """Imports and bindings as FileContext records them (a superset: every scope at once);
+    ``absolute`` writes out relative imports as FileContext does."""
     for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
                 aliases.setdefault(local, set()).add(alias.name if alias.asname else local)
         elif isinstance(node, ast.ImportFrom):
+            base = absolute(node.module, node.level) if absolute and node.level else None
             for alias in node.names:
                 aliases.setdefault(alias.asname or alias.name, set()).add(f"{node.module or ''}.{alias.name}")
+                if base:
+                    aliases[alias.asname or alias.name].add(f"{base}.{alias.name}")
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bindings.setdefault(node.targets[0].id, []).append(node.value)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
@@ -388,6 +400,13 @@ def module_type(expr: ast.AST, names: Names) -> bool:
         if qualified.startswith("torch.nn.") and last[:1].isupper() and not last.startswith("Parameter"):
             return True
         if (qualified in names.classes or qualified in names.module_bases or qualified.endswith("LightningModule")
-                or qualified == "nn.Module"):
+                or qualified == "nn.Module" or "torch_module" in names.project_kinds(qualified)):
             return True
     return False
+
+
+def pickled_type(expr: ast.AST, names: Names) -> bool:
+    """Whether a dotted name may resolve to a class whose instances are pickled whole (a
+    torch module, a dataset): what FileContext.kinds_of may find it to be."""
+    return module_type(expr, names) or any(
+        q.endswith("Dataset") or "dataset" in names.project_kinds(q) for q in qualified_names(expr, names))

@@ -24,3 +24,16 @@ DATASET_BASES = frozenset(
         "torch.utils.data.dataset.IterableDataset",
     }
 )
+
+
+def framework_kinds(qualified: str, torch_bases: frozenset[str] = TORCH_MODULE_BASES) -> set[str]:
+    """Which of torch module / flax module / dataset a framework's class name is (by name:
+    the frameworks' own classes are known without reading their source)."""
+    kinds = set()
+    if qualified in torch_bases or qualified.endswith("LightningModule") or qualified == "nn.Module":
+        kinds.add("torch_module")  # a bare `nn.Module` whose `nn` is not imported (snippets) too
+    if qualified in FLAX_MODULE_BASES:
+        kinds.add("flax_module")
+    if qualified in DATASET_BASES or qualified.endswith("Dataset"):
+        kinds.add("dataset")
+    return kinds

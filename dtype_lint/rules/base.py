@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.finding import Step
 from dtype_lint.core.shapes import Prefilter
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
@@ -34,6 +35,7 @@ class Report:
     replace: tuple[tuple[cst.CSTNode, cst.CSTNode], ...]
     applicability: str | None
     imports: tuple[tuple[str, str | None], ...] = ()
+    flow: tuple[Step, ...] = ()  # where the evidence is, when elsewhere (Finding.flow)
 
 
 class Rule:
@@ -75,10 +77,12 @@ class Rule:
         replace: tuple[cst.CSTNode, cst.CSTNode] | None = None,
         also_replace: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = (),
         imports: tuple[tuple[str, str | None], ...] = (),
+        flow: tuple[Step, ...] = (),
     ) -> None:
         """Report ``node``; a fix replaces ``replace``'s old node with its new one (and
         ``also_replace``'s, in the same fix), adding ``imports`` (``(module, name)``, or
-        ``(module, None)`` for ``import module``) where the file lacks them."""
+        ``(module, None)`` for ``import module``) where the file lacks them. ``flow``: the
+        places elsewhere that show the hazard (another file's constructor, helper, base)."""
         if not self.reports_in_tests:
             from dtype_lint.core.roles import roles
 
@@ -93,5 +97,6 @@ class Rule:
                 (replace, *also_replace) if replace is not None else (),
                 self.fix if replace is not None else None,
                 imports,
+                flow,
             )
         )

@@ -140,6 +140,16 @@ def cast_dtype_name(call: cst.Call, ctx: FileContext) -> str | None:
     return None
 
 
+def casting_helper(name: str) -> bool:
+    """A function named as an explicit casting helper (``cast_params``, ``to_bf16``), whose
+    body is the casting API: not reported there, but where it is called."""
+    from dtype_lint.core.roles import CASTING_FUNCTION_WORDS, words_of
+
+    return bool(words_of(name) & CASTING_FUNCTION_WORDS) or any(
+        fnmatch.fnmatchcase(name.lower(), pattern) for pattern in CAST_HELPER_PATTERNS) or any(
+        word in name.lower() for word in ("half", "fp16", "bf16", "float16", "bfloat16"))
+
+
 def in_cast_helper(ctx: FileContext) -> bool:
     """Inside the body of an explicit casting API, where casting is what was asked for."""
     return any(

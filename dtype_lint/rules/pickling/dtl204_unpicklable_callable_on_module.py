@@ -7,7 +7,8 @@ import re
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.flow import FileFlow, attribute_key
-from dtype_lint.core.shapes import Index, Prefilter, Syntax, literals, may_be_module
+from dtype_lint.core.model.summary import ClassSummary
+from dtype_lint.core.shapes import Index, Prefilter, Syntax, literals, may_be_module, pickled_type
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
@@ -95,6 +96,8 @@ class CallableOnModule(Rule):
                     else _callable_store(t, u)))
                 or ("forward" in t and _FORWARD_STORE.search(t))
                 or (lc and any(owner in t for owner in owners))
+                or (lc and (u is None or _constructs_pickled(u)))
+                or (lc and _CONTAINER_STORE.search(t))
                 or returns_local(lc, u)
                 # A store in a `finally` block: the flow takes the attribute as restored.
                 or ("finally" in t and _attr_store(t) and (u is None or _restores(u.index)))),
@@ -137,25 +140,62 @@ class CallableOnModule(Rule):
         for target in node.targets:
             if isinstance(target.target, cst.Attribute):
                 self._check_store(target.target.value, target.target.attr.value, node.value)
+            elif isinstance(target.target, cst.Subscript) and isinstance(target.target.value, cst.Attribute):
+                # self.table[key] = value: the value is kept in the object's container
+                held = target.target.value
+                self._check_store(held.value, held.attr.value, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
             # setattr(obj, "name", value) stores like obj.name = value.
             self._check_store(node.args[0].value, attribute_key(node.args[1].value, self.ctx), node.args[2].value)
             return
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in _CONTAINER_ADDS
+                and isinstance(func.value, cst.Attribute)):
+            # self.funcs.append(value): kept in a container the object holds
+            for arg in node.args:
+                self._check_store(func.value.value, func.value.attr.value, arg.value)
+            return
         qualified = self.ctx.resolve(node.func)
         if not qualified:
             return
-        if "dataset" in self.ctx.kinds_of(qualified):
+        kinds = self.ctx.kinds_of(qualified)
+        if "dataset" in kinds:
             owner = f"a {qualified.rsplit('.', 1)[-1]} dataset"
         elif matches_any(qualified, self.options.pipeline_stages):
             owner = f"a dataset pipeline (a {qualified} stage)"
+        elif "torch_module" in kinds:
+            self._kept_by_constructor(node, qualified)
+            return
         else:
             return
         flow = FileFlow.of(self.ctx)
         for arg in node.args:
             for source in flow.sources(arg.value):
-                self.report(source.node, self.message.format(kind=source.kind, owner=owner))
+                self.report(source.node, self.message.format(kind=source.kind, owner=owner),
+                            flow=self.ctx.class_steps(qualified))
+
+    def _kept_by_constructor(self, call: cst.Call, qualified: str) -> None:
+        """A module's constructor that keeps an argument on ``self``, in this file or
+        another (the project model's summary of the class): a callable passed there is
+        an attribute of the module."""
+        found = self.ctx.view.local(self.ctx.source or "", qualified, self.ctx.file_tree()) if self.ctx.view else None
+        if found is None or not isinstance(found.node, ClassSummary) or not found.node.stores:
+            return
+        flow = FileFlow.of(self.ctx)
+        params = found.node.init_params
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                continue
+            param = arg.keyword.value if arg.keyword else params[position] if position < len(params) else None
+            if param not in found.node.stores:
+                continue
+            store = found.step(f"{found.name}.__init__ keeps `{param}` on self", found.node.stores[param])
+            for source in flow.sources(arg.value):
+                owner = f"a {found.name} module by {found.name}.__init__ ({store.path}:{store.line})"
+                self.report(source.node, self.message.format(kind=source.kind, owner=owner),
+                            flow=(store, *self.ctx.class_steps(qualified)))
 
     def _check_store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
         if attr in _MODULE_HOOKS:
@@ -164,8 +204,10 @@ class CallableOnModule(Rule):
         if owner is None or attr in FileFlow.of(self.ctx).restored:
             return  # a temporary swap: the file sets the attribute back in a `finally`
         sources = FileFlow.of(self.ctx).sources(value, attributes=False)
+        cls = self.ctx.method_class() if isinstance(receiver, cst.Name) and receiver.value == "self" else None
+        steps = self.ctx.class_steps(cls.name) if cls is not None else ()
         for source in sources:
-            self.report(source.node, self.message.format(kind=source.kind, owner=owner))
+            self.report(source.node, self.message.format(kind=source.kind, owner=owner), flow=steps)
         if attr == "forward" and not sources:
             for candidate in _branches(value):
                 if self._wraps_forward(candidate):
@@ -217,6 +259,9 @@ class CallableOnModule(Rule):
 
 
 _MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
+# Methods that put their argument into a container (a list, dict or set attribute).
+_CONTAINER_ADDS = frozenset({"append", "extend", "insert", "add", "setdefault"})
+_CONTAINER_STORE = re.compile(r"\.\s*(?:append|extend|insert|add|setdefault)\s*\(|\]\s*=(?!=)")
 _MODULE_MAKERS = frozenset({"importlib.import_module", "types.ModuleType", "ModuleType", "sys.modules.get"})
 
 
@@ -260,6 +305,13 @@ def _callable_store(text: str, u: Syntax) -> bool:
     return any((isinstance(owner, ast.Name) and owner.id == "self") or may_be_module(owner, known, 0)
                or (isinstance(owner, ast.Name) and any(_may_construct(v) for v in known.bindings.get(owner.id, ())))
                for owner, _ in stores)
+
+
+def _constructs_pickled(u: Syntax) -> bool:
+    """A call that may construct a module or dataset (whose constructor may keep a
+    callable it is given), with arguments."""
+    names = u.names()
+    return any((call.args or call.keywords) and pickled_type(call.func, names) for call in u.index(ast.Call))
 
 
 def _may_construct(value: ast.AST) -> bool:

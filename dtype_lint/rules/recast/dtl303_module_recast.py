@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.traversal import descendants
+from dtype_lint.core.model.summary import FunctionSummary
 from dtype_lint.core.roles import DEVICE_MOVES, factory_name, key_of, models_path, roles
 from dtype_lint.core.shapes import (Index, Names, Prefilter, cast_call, literals, module_type, named_module,
                                      qualified_names)
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name
 from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import argument, cast_dtype_name, cast_target, matches_any, method_name, names_dtype
+from dtype_lint.rules.patterns import argument, casting_helper, cast_dtype_name, cast_target, matches_any, method_name, names_dtype
 
 _PARAMETER = frozenset({"torch.nn.Parameter", "nn.Parameter", "Parameter", "torch.nn.parameter.Parameter"})
 
@@ -112,7 +116,8 @@ class ModuleRecast(Rule):
             return None
         return Prefilter(
             lambda t, lc, u: any(helper in t for helper in helpers) or (
-                cast_call(t) and (u is None or _module_cast(u.index, u.names))),
+                cast_call(t) and (u is None or _module_cast(u.index, u.names) or _PARAMETER_LOOP.search(t))) or (
+                u is None or _helper_call(u.index, u.names())),
             import_words=("convert", "cast", "to_fp16", "to_bf16", *("float", "half", "double", "bfloat16", "dtype")),
             configured=tuple(helpers),
         )
@@ -166,7 +171,7 @@ class ModuleRecast(Rule):
         if found.module_reason(receiver) or found.tensor(receiver):
             return  # a known module's cast is reported by visit_Call; a tensor's is not one
         why = found.module_reason(target)
-        if why and self._recasts(value) and not found.skipped():
+        if why and self._recasts(value) and not self._skipped(receiver):
             self._cast(value, why, receiver)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -174,7 +179,7 @@ class ModuleRecast(Rule):
         if receiver is not None:
             found = roles(self.ctx, self.options)
             why = found.module_reason(receiver)
-            if why and self._recasts(node) and not found.skipped():
+            if why and self._recasts(node) and not self._skipped(receiver):
                 self._cast(node, why, receiver)
             return
         qualified = self.ctx.resolve(node.func)
@@ -184,6 +189,92 @@ class ModuleRecast(Rule):
                 return
             model = argument(node, 0, None)
             self._cast(node, f"{qualified.rsplit('.', 1)[-1]}() casts it whole", model)
+        elif qualified and self.ctx.view is not None:
+            self._helper_casts(node, qualified)
+
+    def visit_For(self, node: cst.For) -> None:
+        """``for p in model.parameters(): p.data = p.data.half()``: the module recast one
+        parameter (or buffer) at a time, which is the whole module's cast by hand."""
+        owner = _members_owner(node.iter)
+        if owner is None:
+            return
+        names = {n.value for n in descendants(node.target) if isinstance(n, cst.Name)}
+        for stmt in descendants(node.body):
+            if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.Call)):
+                continue
+            target = stmt.targets[0].target
+            if not (isinstance(target, cst.Attribute) and target.attr.value == "data"
+                    and isinstance(target.value, cst.Name) and target.value.value in names):
+                continue
+            receiver = cast_target(stmt.value, self.ctx)
+            if receiver is None or _root(receiver) not in names or not self._recasts(stmt.value):
+                continue
+            if not self._skipped(owner):
+                self._cast(stmt.value, f"every parameter of `{self._code(owner)}` recast in a loop", owner)
+            return
+
+    def _helper_casts(self, call: cst.Call, qualified: str) -> None:
+        """A module handed to a function that casts it, in this file or another, itself
+        or through the helpers it passes it on to (the project model's summaries). A
+        helper of this file whose body is reported already (its parameter is known to be
+        a module there) is not reported again at its callers."""
+        view = self.ctx.view
+        helper = view.local(self.ctx.source or "", qualified, self.ctx.file_tree())
+        casts = view.cast_params(helper) if helper is not None else {}
+        if not casts:
+            return
+        found = roles(self.ctx, self.options)
+        params = helper.node.params
+        for position, arg in enumerate(call.args):
+            param = arg.keyword.value if arg.keyword else params[position] if position < len(params) else None
+            path = casts.get(param) if not arg.star else None
+            if path is None or not found.module_reason(arg.value) or self._skipped(arg.value):
+                continue
+            if not self._helper_dtype_lowers(call, helper.node, path.dtype_param):
+                continue
+            # This file's own helper is reported in its body, unless it is named as a
+            # casting helper (whose body is the casting API: its callers are reported).
+            if path.caster.path == view.path and not casting_helper(path.caster.name):
+                continue
+            last = path.steps[-1]
+            why = f"{qualified.rsplit('.', 1)[-1]}() casts it: {last.message} at {last.location()}"
+            if found.path(call, arg.value) is None:
+                self.report(call, self.message.format(why=why), flow=path.steps)
+            return
+
+    def _helper_dtype_lowers(self, call: cst.Call, helper: FunctionSummary, dtype_param: str) -> bool:
+        """A helper's cast that takes its dtype from a parameter lowers precision only
+        where the call passes a low-precision dtype there."""
+        if not dtype_param:
+            return True
+        position = helper.params.index(dtype_param) if dtype_param in helper.params else None
+        value = argument(call, position, dtype_param)
+        return value is not None and dtype_name(value, self.ctx) in LOW_PRECISION
+
+    def _skipped(self, receiver: cst.BaseExpression | None) -> str | None:
+        """Why a cast of ``receiver`` here is not reported (roles.skipped). A casting
+        helper's body is the casting API only for the module it is handed: a cast of its
+        own parameter is reported where the helper is called (through the project
+        model's summaries), a cast of anything else (``self.module``, ``learn.model``)
+        here. A function named for a precision (``model2half``, ``wrap_fp16_model``)
+        that casts its parameter is such a helper too."""
+        reason = roles(self.ctx, self.options).skipped()
+        function = self.ctx.function
+        if function is not None and self.ctx.method_class() is not None and function.name in _CAST_METHOD_NAMES:
+            return "the definition of a cast method"  # `def half(self): return self.to(...)`
+        own = self._own_parameter(receiver)
+        if reason == "the body of a casting helper":
+            return reason if own else None
+        if reason is None and own and _PRECISION_NAME.search(self.ctx.function.name.lower()):
+            return "the body of a casting helper"
+        return reason
+
+    def _own_parameter(self, receiver: cst.BaseExpression | None) -> bool:
+        function = self.ctx.function
+        if not isinstance(receiver, cst.Name) or function is None or receiver.value in ("self", "cls"):
+            return False
+        params = function.node.params
+        return any(p.name.value == receiver.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
     def _recasts(self, call: cst.Call) -> bool:
         """Not a cast to float32, which restores the default precision, nor one to another
@@ -229,7 +320,36 @@ class ModuleRecast(Rule):
         return self.ctx.module.code_for_node(node)
 
 
+_CAST_METHOD_NAMES = CAST_METHODS | TYPE_CAST_METHODS
+# A function named for the precision it casts to: `model2half`, `wrap_fp16_model`.
+_PRECISION_NAME = re.compile(r"half|fp16|bf16|float16|bfloat16")
+_MEMBERS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
+_PARAMETER_LOOP = re.compile(r"\.\s*(?:named_)?(?:parameters|buffers)\s*\(")
+
+
+def _members_owner(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``model`` in ``model.parameters()``, ``model.named_buffers()``."""
+    if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+            and iterable.func.attr.value in _MEMBERS):
+        return iterable.func.value
+    return None
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _helper_call(index: Index, names: Names) -> bool:
+    """DTL303: a call with arguments of a function that casts a parameter (the project
+    model's summaries of this file and the files it imports)."""
+    return any(any(_may_be_module(arg, names, 0) for arg in call.args)
+               and any(names.casting_function(q) for q in qualified_names(call.func, names))
+               for call in index(ast.Call))
+
+
 def _module_cast(index: Index, names: Callable[[], Names]) -> bool:
     """DTL303: a cast (``.half()``, ``.to(...)``...) whose receiver may be a module, a cast
     stored under a module's name, or a parameter replaced by a recast copy; ``names``

@@ -1,0 +1,302 @@
+"""One file's summary, read from its ``ast``: what other files need to know about it.
+
+A summary holds names, not trees, so it is small, JSON-able and cached by content:
+
+* ``imports``: module-level import aliases, relative imports resolved (``from .heads
+  import Scorer`` in ``nets/__init__.py`` binds ``Scorer`` to ``nets.heads.Scorer``),
+  and ``stars``, the modules of ``from m import *``;
+* ``aliases``: module-level ``Name = other.name`` re-bindings;
+* ``classes``: each top-level class's bases (dotted as the file imports them), its
+  constructor's parameters and which of them ``__init__`` keeps on ``self`` (directly,
+  through ``x or default``, a conditional, or a container display);
+* ``functions``: each top-level function's parameters, which of them it casts to a low
+  precision (the whole object, or every parameter of it), which it hands on to another
+  function (so casts are followed through helpers), and whether it returns a local
+  callable (a lambda or a nested ``def``).
+
+Positions are 1-based lines and 1-based columns, as findings are.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import warnings
+
+from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
+
+# Casts to these lower a model's precision; `.float()`/`.double()` restore or widen it.
+_LOW = frozenset({"float16", "bfloat16", "half", "fp16", "bf16"})
+_LOW_METHODS = frozenset({"half", "bfloat16"})
+_TREE_MAPS = frozenset({"tree_map", "map"})
+_EACH = frozenset({"parameters", "named_parameters", "values", "items", "buffers"})
+
+
+@dataclasses.dataclass
+class ClassSummary:
+    line: int
+    column: int
+    bases: list[str]
+    init_params: list[str]
+    stores: dict[str, list[int]]  # constructor parameter -> [line, column] of the store on self
+
+
+@dataclasses.dataclass
+class FunctionSummary:
+    line: int
+    column: int
+    params: list[str]
+    # parameter -> [line, column, how, the parameter naming the dtype or ""]
+    casts: dict[str, list]
+    # parameter -> [[callee as the file names it, argument position, line, column], ...]
+    passes: dict[str, list[list]]
+    returns_local: list[int] | None  # [line, column] of a returned lambda or nested def
+
+
+@dataclasses.dataclass
+class ModuleSummary:
+    name: str
+    imports: dict[str, str]
+    stars: list[str]
+    aliases: dict[str, str]
+    classes: dict[str, ClassSummary]
+    functions: dict[str, FunctionSummary]
+
+    def as_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ModuleSummary":
+        return cls(data["name"], data["imports"], data["stars"], data["aliases"],
+                   {k: ClassSummary(**v) for k, v in data["classes"].items()},
+                   {k: FunctionSummary(**v) for k, v in data["functions"].items()})
+
+
+def summarize(text: str, name: str, is_package: bool, tree: ast.Module | None = None) -> ModuleSummary:
+    """The summary of module ``name``'s source (``tree``: its ast, where the caller has
+    it); an empty one if it does not parse."""
+    summary = ModuleSummary(name, {}, [], {}, {}, {})
+    if tree is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return summary
+    package = name if is_package else name.rpartition(".")[0]
+    for stmt in _module_statements(tree.body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            _imports(stmt, package, summary)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target = _dotted(stmt.value)
+            if target:
+                summary.aliases[stmt.targets[0].id] = target
+        elif isinstance(stmt, ast.ClassDef):
+            summary.classes[stmt.name] = _class(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            summary.functions[stmt.name] = _function(stmt)
+    return summary
+
+
+def _module_statements(body: list[ast.stmt]):
+    """Top-level statements, and those in module-level ``if``/``try`` blocks (guarded
+    imports, version switches)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.If, ast.Try)) or type(stmt).__name__ == "TryStar":
+            for block in ("body", "orelse", "finalbody"):
+                yield from _module_statements(getattr(stmt, block, []))
+            for handler in getattr(stmt, "handlers", []):
+                yield from _module_statements(handler.body)
+        else:
+            yield stmt
+
+
+def _imports(stmt: ast.Import | ast.ImportFrom, package: str, summary: ModuleSummary) -> None:
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                summary.imports[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                summary.imports[head] = head
+        return
+    base = absolute_module(stmt.module, stmt.level, package)
+    if base is None:
+        return
+    for alias in stmt.names:
+        if alias.name == "*":
+            summary.stars.append(base)
+        else:
+            summary.imports[alias.asname or alias.name] = f"{base}.{alias.name}"
+
+
+def absolute_module(module: str | None, level: int, package: str) -> str | None:
+    """The dotted module a (maybe relative) ``from`` import names, seen from ``package``;
+    None where it climbs above the package's root."""
+    if not level:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+        return None
+    parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([module] if module else [])) or None
+
+
+def _class(node: ast.ClassDef) -> ClassSummary:
+    bases = [b for b in (_dotted(base) for base in node.bases) if b]
+    init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    params: list[str] = []
+    stores: dict[str, list[int]] = {}
+    if init is not None:
+        params = _params(init)[1:]
+        for sub in ast.walk(init):
+            if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                if any(_on_self(t) for t in targets):
+                    for name in _kept_names(sub.value):
+                        if name in params:
+                            stores.setdefault(name, [sub.lineno, sub.col_offset + 1])
+    return ClassSummary(node.lineno, node.col_offset + 1, bases, params, stores)
+
+
+def _on_self(target: ast.expr) -> bool:
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+
+
+def _kept_names(value: ast.expr) -> list[str]:
+    """The names a stored value keeps as they are: ``x``, ``x or default``, ``a if c else
+    b``, and the elements of a list, tuple or dict display."""
+    if isinstance(value, ast.Name):
+        return [value.id]
+    if isinstance(value, ast.BoolOp):
+        return [n for v in value.values for n in _kept_names(v)]
+    if isinstance(value, ast.IfExp):
+        return _kept_names(value.body) + _kept_names(value.orelse)
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return [n for v in value.elts for n in _kept_names(v)]
+    if isinstance(value, ast.Dict):
+        return [n for v in value.values for n in _kept_names(v)]
+    return []
+
+
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
+    a = node.args
+    return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+
+
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionSummary:
+    params = _params(node)
+    casts: dict[str, list] = {}
+    passes: dict[str, list[list]] = {}
+    returns_local = None
+    nested = {s.name for s in ast.walk(node) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not node}
+    each: dict[str, str] = {}  # loop variable -> the parameter whose members it runs over
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.For) and isinstance(sub.target, (ast.Name, ast.Tuple)):
+            owner = _members_of(sub.iter, params)
+            if owner:
+                for name in ast.walk(sub.target):
+                    if isinstance(name, ast.Name):
+                        each[name.id] = owner
+        elif isinstance(sub, ast.Call):
+            _call(sub, params, each, casts, passes)
+        elif isinstance(sub, ast.Return) and sub.value is not None and returns_local is None:
+            value = sub.value
+            if isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in nested):
+                returns_local = [sub.lineno, sub.col_offset + 1]
+    return FunctionSummary(node.lineno, node.col_offset + 1, params, casts, passes, returns_local)
+
+
+def _members_of(iterable: ast.expr, params: list[str]) -> str | None:
+    """The parameter ``p`` when a loop runs over ``p.parameters()``, ``p.values()``..."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr in _EACH:
+        root = _root_name(iterable.func.value)
+        return root if root in params else None
+    return None
+
+
+def _call(call: ast.Call, params: list[str], each: dict[str, str], casts: dict[str, list],
+          passes: dict[str, list[list]]) -> None:
+    func = call.func
+    where = [call.lineno, call.col_offset + 1]
+    if isinstance(func, ast.Attribute):
+        root = _root_name(func.value)
+        how = _low_cast(call, params)
+        if how is not None and root is not None:
+            if root in params and _is_whole(func.value):
+                casts.setdefault(root, where + [f".{func.attr}()", how])
+            elif root in each:
+                casts.setdefault(each[root], where + ["each parameter", how])
+            return
+        if func.attr == "apply" and root in params and call.args and _casts_each(call.args[0], params):
+            casts.setdefault(root, where + [".apply() of a cast", ""])
+            return
+    name = _dotted(func)
+    if name and name.rsplit(".", 1)[-1] in _TREE_MAPS and len(call.args) >= 2:
+        tree = _root_name(call.args[1])
+        if tree in params and _casts_each(call.args[0], params):
+            casts.setdefault(tree, where + ["tree map of a cast", ""])
+            return
+    if name:
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Name) and arg.id in params:
+                passes.setdefault(arg.id, []).append([name, position] + where)
+        for keyword in call.keywords:
+            if keyword.arg and isinstance(keyword.value, ast.Name) and keyword.value.id in params:
+                passes.setdefault(keyword.value.id, []).append([name, keyword.arg] + where)
+
+
+def _is_whole(receiver: ast.expr) -> bool:
+    """``model`` or ``model.module``, not ``model.weight.data`` (one tensor) ... a cast of
+    an attribute of a parameter is still the parameter's, except of ``.data``/``.grad``."""
+    return not (isinstance(receiver, ast.Attribute) and receiver.attr in ("data", "grad", "weight", "bias"))
+
+
+def _low_cast(call: ast.Call, params: list[str]) -> str | None:
+    """``""`` for a cast to a low-precision dtype spelled in the call, the name of the
+    parameter that gives the dtype for ``.to(dtype)``, None for anything else."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr in _LOW_METHODS and not call.args:
+        return ""
+    if func.attr not in TYPE_CAST_METHODS:
+        return None
+    values = list(call.args) + [k.value for k in call.keywords if k.arg == "dtype"]
+    for value in values:
+        if _names_low(value):
+            return ""
+        if isinstance(value, ast.Name) and value.id in params and "dtype" in value.id:
+            return value.id
+    return None
+
+
+def _names_low(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value in _LOW
+    dotted = _dotted(node)
+    return bool(dotted) and "." in dotted and dotted.rsplit(".", 1)[-1] in _LOW
+
+
+def _casts_each(fn: ast.expr, params: list[str]) -> bool:
+    """A lambda whose body casts its argument to a low precision."""
+    if not isinstance(fn, ast.Lambda):
+        return False
+    return any(isinstance(s, ast.Call) and _low_cast(s, params) is not None for s in ast.walk(fn.body))
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
