@@ -1,7 +1,8 @@
 """Output formats: text, full, json, sarif, github, and the statistics table.
 
-A finding whose evidence is elsewhere (``Finding.flow``) shows its steps in SARIF as a
-code flow and related locations, as CodeQL's path queries do.
+A finding whose evidence is elsewhere (``Finding.flow``) shows its steps: in SARIF as a
+code flow and related locations, as CodeQL's path queries do; in text and full output,
+with ``--show-flow``, as one ``via`` line per step under the finding.
 
 SARIF results carry a ``primaryLocationLineHash`` of their own (the code and the
 finding's line text with whitespace collapsed, and which such line of the file it is), so
@@ -28,9 +29,9 @@ FORMATS = ("text", "full", "json", "sarif", "github")
 
 
 def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextIO,
-          lines_of: Callable[[str], list[str]], color: bool = False) -> None:
+          lines_of: Callable[[str], list[str]], color: bool = False, show_flow: bool = False) -> None:
     """``lines_of(path)`` gives a file's lines (for full and sarif); ``color`` paints
-    text and full output."""
+    text and full output; ``show_flow`` adds their ``via`` lines."""
     if fmt == "json":
         json.dump([f.as_json() for f in findings], out, indent=2)
         out.write("\n")
@@ -51,6 +52,8 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
             out.write(f"{where} {paint(f.code, '1;31', color)} {f.message}\n")
             if fmt == "full":
                 out.write(_snippet(f, lines_of(f.path), color))
+            if show_flow:
+                out.writelines(_via(f, step, color) for step in f.flow)
 
 
 def write_errors(errors: list[FileError], out: TextIO, fmt: str) -> None:
@@ -228,6 +231,14 @@ def _snippet(f: Finding, lines: list[str], color: bool) -> str:
     gutter = f"{f.position()[1]:>5} | "  # in a notebook, the line within the cell
     caret = " " * (len(gutter) + f.column - 1) + paint("^" * width, "1;31", color)
     return f"{gutter}{text}\n{caret}\n"
+
+
+def _via(f: Finding, step: Step, color: bool) -> str:
+    """One step under its finding, placed as findings are (``PATH:LINE:COL:``), so that
+    editors and terminals can jump to it."""
+    cell, line = _step_position(f, step)
+    where = f"{line}:{step.column}" if cell is None else f"cell {cell}:{line}:{step.column}"
+    return f"    via {paint(step.path, '1', color)}{paint(f':{where}:', '36', color)} {step.message}\n"
 
 
 def _escape(text: str) -> str:
