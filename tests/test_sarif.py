@@ -173,9 +173,9 @@ def test_code_flow_walks_the_steps_then_the_finding(tmp_path):
     assert [uri for uri, *_ in places(second["relatedLocations"])] == [
         (site_packages / "timm" / "models" / "vit.py").as_uri(), "my%20utils/precision.py"]
     # A step in the notebook's own cells is placed in its cell, as the finding is.
-    (step, last) = notebook["codeFlows"][0]["threadFlows"][0]["locations"]
-    assert (step["location"]["physicalLocation"]["region"]["startLine"], step["location"]["properties"]) == (2, {"cell": 1})
-    assert (last["location"]["physicalLocation"]["region"]["startLine"], last["location"]["properties"]) == (3, {"cell": 3})
+    in_cells = [(entry["location"]["physicalLocation"]["region"]["startLine"], entry["location"]["properties"])
+                for entry in notebook["codeFlows"][0]["threadFlows"][0]["locations"]]
+    assert in_cells == [(2, {"cell": 1}), (3, {"cell": 3})]
 
 
 def test_a_finding_without_flow_has_no_code_flow(tmp_path):

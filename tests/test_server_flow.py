@@ -8,17 +8,13 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pytest
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
 
-pytest.importorskip("pygls")
-
-from lsprotocol import types  # noqa: E402
-from pygls.workspace.position_codec import PositionCodec  # noqa: E402
-
-from dtype_lint.core.finding import Finding, Step  # noqa: E402
-from dtype_lint.frontends.server.convert import diagnostic, in_files, related_information, split_lines  # noqa: E402
-from dtype_lint.frontends.server.notebooks import Cell, NotebookView, in_cell, placed_in_cells  # noqa: E402
-from dtype_lint.project.notebooks import cells_as_module  # noqa: E402
+from dtype_lint.core.finding import Finding, Step
+from dtype_lint.frontends.server.convert import diagnostic, in_files, related_information, split_lines
+from dtype_lint.frontends.server.notebooks import Cell, NotebookView, in_cell, placed_in_cells
+from dtype_lint.project.notebooks import cells_as_module
 
 CODEC = PositionCodec(types.PositionEncodingKind.Utf16)
 TEXT = "import torch\nscorer = Scorer()\n"

@@ -40,7 +40,7 @@ def test_text_shows_a_via_line_per_step_in_order():
 
 
 def test_full_puts_the_via_lines_after_the_snippet():
-    header, line, caret, *via = render("full", [hazard()], show_flow=True)
+    _, line, caret, *via = render("full", [hazard()], show_flow=True)
     assert line.endswith("def f(x, dtype=torch.float32):") and "^" in caret
     assert via == VIA
 

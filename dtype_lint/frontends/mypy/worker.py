@@ -9,9 +9,10 @@ collects the findings when mypy finishes the file. With a single usable core the
 lints in its own process instead.
 
 Protocol: one path per line on stdin; one JSON object per line on stdout, in the same
-order: ``{"path": ..., "findings": [[line, column, end_line, end_column, code,
-message, [[path, line, column, message], ...]], ...]}`` (the last list: the flow) or ``{"path": ..., "error": "..."}``. The worker exits at end of input.
-If it cannot be started or dies, the plugin lints in its own process.
+order: ``{"path": ..., "findings": [[line, column, end_line, end_column, code, message,
+flow], ...]}`` (``flow``: ``[[path, line, column, message], ...]``) or
+``{"path": ..., "error": "..."}``. The worker exits at end of input. If it cannot be
+started or dies, the plugin lints in its own process.
 """
 
 from __future__ import annotations
