@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--output-format", choices=FORMATS, default="text")
         cmd.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
         cmd.add_argument("--statistics", action="store_true", help="print a count per code instead")
+        cmd.add_argument("--show-flow", action="store_true",
+                         help="under a finding whose evidence is elsewhere, a `via` line per place (text, full)")
         cmd.add_argument("--fix", action="store_true", default=name == "fix", help="apply safe fixes")
         cmd.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
         cmd.add_argument("--diff", action="store_true", help="print the fixes as a diff; write nothing")
@@ -292,7 +294,7 @@ def _report(args: argparse.Namespace, findings: list[Finding], errors: list[File
     else:
         # a file's lines are read once however many findings it has (full, sarif)
         lines = lines_of or functools.lru_cache(maxsize=4)(_lines_of)
-        write(args.output_format, findings, errors, out, lines, use_color(out))
+        write(args.output_format, findings, errors, out, lines, use_color(out), args.show_flow)
     write_errors(errors, sys.stderr, args.output_format)
     if closing and not args.quiet and args.output_format in ("text", "full"):
         out.write(summary(findings, errors, fixed) + "\n")

@@ -1,5 +1,9 @@
 """Output formats: text, full, json, sarif, github, and the statistics table.
 
+A finding whose evidence is elsewhere (``Finding.flow``) shows its steps: in SARIF as a
+code flow and related locations, as CodeQL's path queries do; in text and full output,
+with ``--show-flow``, as one ``via`` line per step under the finding.
+
 SARIF results carry a ``primaryLocationLineHash`` of their own (the code and the
 finding's line text with whitespace collapsed, and which such line of the file it is), so
 GitHub code scanning follows an alert when lines are added or removed above it; each
@@ -11,10 +15,12 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import urllib.parse
+from pathlib import Path
 from typing import Callable, TextIO
 
 from dtype_lint import __version__
-from dtype_lint.core.finding import CellMap, Edit, FileError, Finding
+from dtype_lint.core.finding import CellMap, Edit, FileError, Finding, Step
 from dtype_lint.frontends.console import paint
 from dtype_lint.frontends.severity import ERROR, GITHUB_COMMAND, level
 from dtype_lint.rules.codes import rule_codes
@@ -23,9 +29,9 @@ FORMATS = ("text", "full", "json", "sarif", "github")
 
 
 def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextIO,
-          lines_of: Callable[[str], list[str]], color: bool = False) -> None:
+          lines_of: Callable[[str], list[str]], color: bool = False, show_flow: bool = False) -> None:
     """``lines_of(path)`` gives a file's lines (for full and sarif); ``color`` paints
-    text and full output."""
+    text and full output; ``show_flow`` adds their ``via`` lines."""
     if fmt == "json":
         json.dump([f.as_json() for f in findings], out, indent=2)
         out.write("\n")
@@ -46,6 +52,8 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
             out.write(f"{where} {paint(f.code, '1;31', color)} {f.message}\n")
             if fmt == "full":
                 out.write(_snippet(f, lines_of(f.path), color))
+            if show_flow:
+                out.writelines(_via(f, step, color) for step in f.flow)
 
 
 def write_errors(errors: list[FileError], out: TextIO, fmt: str) -> None:
@@ -95,25 +103,24 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
     fingerprints = line_hashes(findings, lines_of)
     for f in findings:
         cell, line, end_line = f.position()
+        region = {"startLine": line, "startColumn": f.column, "endLine": end_line, "endColumn": f.end_column}
         result: dict[str, object] = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],
             "level": level(f),
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": f.path.replace("\\", "/")},
-                "region": {"startLine": line, "startColumn": f.column,
-                           "endLine": end_line, "endColumn": f.end_column},
-            }}],
+            "locations": [_location(f.path, region)],
             "partialFingerprints": {"primaryLocationLineHash": fingerprints[f]},
         }
         if cell is not None:  # a notebook: the region's lines are the cell's
             result["properties"] = {"cell": cell}
+        if f.flow:
+            result.update(_code_flow(f, region, cell))
         if f.fix:
             result["fixes"] = [{
                 "description": {"text": f"{f.fix.applicability} fix"},
                 "artifactChanges": [{
-                    "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                    "artifactLocation": {"uri": _artifact_uri(f.path)},
                     "replacements": [_replacement(e, f.cells) for e in f.fix.edits],
                 }],
             }]
@@ -130,6 +137,51 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
                              "toolExecutionNotifications": notifications}],
         }],
     }
+
+
+def _artifact_uri(path: str) -> str:
+    """A path as the URI reference SARIF requires (§3.4.3): a relative path stays
+    relative (to the folder the run started in), with forward slashes; an absolute one
+    (a path given so, an installed package's file in a flow) becomes a ``file:`` URI,
+    which GitHub makes relative to the checkout. Both are percent-encoded: a space or a
+    ``#`` in a raw path would not be a URI reference."""
+    native = Path(path)
+    if native.is_absolute():
+        return native.as_uri()
+    return urllib.parse.quote(path.replace("\\", "/"))
+
+
+def _location(path: str, region: dict[str, int], message: str | None = None,
+              cell: int | None = None) -> dict[str, object]:
+    location: dict[str, object] = {"physicalLocation": {"artifactLocation": {"uri": _artifact_uri(path)},
+                                                        "region": region}}
+    if message is not None:
+        location["message"] = {"text": message}
+    if cell is not None:  # a notebook: the region's lines are the cell's
+        location["properties"] = {"cell": cell}
+    return location
+
+
+def _code_flow(f: Finding, region: dict[str, int], cell: int | None) -> dict[str, object]:
+    """The steps as one thread flow ending at the finding (a viewer walks it as a path),
+    and as related locations numbered from 1, as CodeQL's path queries give them."""
+    steps = []
+    for step in f.flow:
+        step_cell, line = _step_position(f, step)
+        steps.append(_location(step.path, {"startLine": line, "startColumn": step.column}, step.message, step_cell))
+    path = [*steps, _location(f.path, region, f.message, cell)]
+    return {
+        "codeFlows": [{"threadFlows": [{"locations": [{"location": place} for place in path]}]}],
+        "relatedLocations": [{"id": number, **place} for number, place in enumerate(steps, start=1)],
+    }
+
+
+def _step_position(f: Finding, step: Step) -> tuple[int | None, int]:
+    """``(cell, line)`` of a step as a user reads it: a step in the finding's own
+    notebook is in the module its cells are linted as, and is placed in its cell."""
+    if f.cells is not None and step.path == f.path:
+        return f.cells.locate(step.line)
+    return None, step.line
 
 
 def line_hashes(findings: list[Finding], lines_of: Callable[[str], list[str]]) -> dict[Finding, str]:
@@ -149,7 +201,7 @@ def line_hashes(findings: list[Finding], lines_of: Callable[[str], list[str]]) -
 
 def _notification(error: FileError) -> dict[str, object]:
     """A file error; a syntax error is placed (in a notebook, within its cell)."""
-    location: dict[str, object] = {"artifactLocation": {"uri": error.path.replace("\\", "/")}}
+    location: dict[str, object] = {"artifactLocation": {"uri": _artifact_uri(error.path)}}
     notification: dict[str, object] = {"level": "error", "message": {"text": error.reason},
                                        "locations": [{"physicalLocation": location}]}
     if error.line is not None:
@@ -179,6 +231,14 @@ def _snippet(f: Finding, lines: list[str], color: bool) -> str:
     gutter = f"{f.position()[1]:>5} | "  # in a notebook, the line within the cell
     caret = " " * (len(gutter) + f.column - 1) + paint("^" * width, "1;31", color)
     return f"{gutter}{text}\n{caret}\n"
+
+
+def _via(f: Finding, step: Step, color: bool) -> str:
+    """One step under its finding, placed as findings are (``PATH:LINE:COL:``), so that
+    editors and terminals can jump to it."""
+    cell, line = _step_position(f, step)
+    where = f"{line}:{step.column}" if cell is None else f"cell {cell}:{line}:{step.column}"
+    return f"    via {paint(step.path, '1', color)}{paint(f':{where}:', '36', color)} {step.message}\n"
 
 
 def _escape(text: str) -> str:

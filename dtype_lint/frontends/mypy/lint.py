@@ -3,7 +3,8 @@
 Shared by the plugin (in mypy's process) and its lint worker (:mod:`.worker`); imports
 neither mypy nor, until a file needs parsing, LibCST. A finding travels as a
 :class:`Reported`, a named tuple that sorts as the engine's findings of one file do and
-crosses the worker's pipe as a JSON list (no dataclass in mypy's process).
+crosses the worker's pipe as a JSON list (no dataclass in mypy's process), its flow's
+steps as ``(path, line, column, message)``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import functools
 import os
 from typing import NamedTuple
+
+Place = tuple[str, int, int, str]  # a step of a finding's flow: path, line, column, message
 
 
 class Reported(NamedTuple):
@@ -22,6 +25,13 @@ class Reported(NamedTuple):
     end_column: int
     code: str
     message: str
+    flow: tuple[Place, ...] = ()
+
+    @classmethod
+    def from_json(cls, row: list) -> Reported:
+        """The finding the worker sent (JSON turned the flow's tuples into lists)."""
+        *fields, flow = row
+        return cls(*fields, tuple((path, line, column, message) for path, line, column, message in flow))
 
 
 # The LibCST rule's DTL303 reasons that come from cast helpers, which stay the engine's:
@@ -64,5 +74,6 @@ def engine_findings(path: str, text: str) -> list[Reported]:
         linted = lint_source(text, path, codes, config.options)
     except LintError:
         return []
-    return [Reported(f.line, f.column, f.end_line, f.end_column, f.code, f.message) for f in linted
+    return [Reported(f.line, f.column, f.end_line, f.end_column, f.code, f.message,
+                     tuple((s.path, s.line, s.column, s.message) for s in f.flow)) for f in linted
             if f.code != "DTL303" or HELPER_REASON in f.message]

@@ -19,6 +19,10 @@ How it works (see the documentation site, "mypy plugin"):
   into mypy's error list for that file. Cached files are not rechecked, and mypy
   replays their cached errors, plugin errors included. ``DTYPE_LINT_MYPY_WORKER=0``
   lints in mypy's own process instead.
+* A finding whose evidence is elsewhere (its flow) is followed by one note per place,
+  ``note: via PATH:LINE:COL: MESSAGE``, at the finding's own position and with its code,
+  so that what silences the error (``# type: ignore[DTL204]``, a disabled code) silences
+  its notes.
 * Any exception in the plugin becomes one note naming it, never a traceback.
   ``DTYPE_LINT_MYPY_TEST_CRASH=1`` in the environment makes every hook raise: a switch
   for the test of that, not for use.
@@ -232,9 +236,7 @@ class DtypeLintPlugin(Plugin):
         if errors is None or file.path in errors.ignored_files:
             return
         with _reporting_into(errors, file, self.options):
-            for f in findings:
-                errors.report(f.line, f.column - 1, f.message, code=_error_code(f.code),
-                              end_line=f.end_line, end_column=f.end_column - 1)
+            report_findings(errors, findings)
 
     def _note_errors(self) -> None:
         """mypy asks for hooks while it type-checks, with its checker at hand: the error
@@ -279,6 +281,19 @@ class DtypeLintPlugin(Plugin):
                     errors.report(1, None, message, severity="note")
         except Exception:
             pass  # never let reporting the failure fail mypy
+
+
+def report_findings(errors: Errors, findings: list[Reported]) -> None:
+    """Each finding as an error of mypy's current file, then a note per step of its flow.
+    A note names the place instead of being reported there: mypy reports and caches
+    errors per file, and the place may be in a file it does not check. Notes are not
+    tied to their error (``parent_error``): mypy cannot write such notes to its cache."""
+    for f in findings:
+        code, where = _error_code(f.code), {"end_line": f.end_line, "end_column": f.end_column - 1}
+        errors.report(f.line, f.column - 1, f.message, code=code, **where)
+        for path, line, column, message in f.flow:
+            errors.report(f.line, f.column - 1, f"via {path}:{line}:{column}: {message}", code=code,
+                          severity="note", **where)
 
 
 def _worker_pays() -> bool:

@@ -9,9 +9,10 @@ collects the findings when mypy finishes the file. With a single usable core the
 lints in its own process instead.
 
 Protocol: one path per line on stdin; one JSON object per line on stdout, in the same
-order: ``{"path": ..., "findings": [[line, column, end_line, end_column, code,
-message], ...]}`` or ``{"path": ..., "error": "..."}``. The worker exits at end of input.
-If it cannot be started or dies, the plugin lints in its own process.
+order: ``{"path": ..., "findings": [[line, column, end_line, end_column, code, message,
+flow], ...]}`` (``flow``: ``[[path, line, column, message], ...]``) or
+``{"path": ..., "error": "..."}``. The worker exits at end of input. If it cannot be
+started or dies, the plugin lints in its own process.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class LintWorker:
             result = self._results.pop(path)
         if isinstance(result, str):
             raise RuntimeError(f"lint worker: {result}")
-        return [Reported(*f) for f in result]
+        return [Reported.from_json(f) for f in result]
 
     def close(self) -> None:
         process, self._process = self._process, None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import os
 import sys
 import traceback
 from urllib.parse import unquote
@@ -30,10 +31,11 @@ from pygls.workspace import TextDocument
 
 from dtype_lint import __version__
 from dtype_lint.frontends.server.actions import FIX_ALL, code_actions
-from dtype_lint.frontends.server.convert import SOURCE, diagnostic, overlaps, split_lines, to_engine
+from dtype_lint.frontends.server.convert import (SOURCE, StepPlace, diagnostic, in_files, overlaps,
+                                                 related_information, split_lines, to_engine)
 from dtype_lint.core.finding import Finding
 from dtype_lint.frontends.server.documents import Linter, Outcome
-from dtype_lint.frontends.server.notebooks import NotebookView, in_cell, view
+from dtype_lint.frontends.server.notebooks import NotebookView, in_cell, placed_in_cells, view
 
 # Typing sends a change per keystroke, and a large file takes longer to lint than the gap
 # between two: lint once the typing pauses.
@@ -128,6 +130,18 @@ class DtypeLintServer(LanguageServer):
         """The open document (pygls keeps them by unquoted URI), None once closed."""
         return self.workspace.text_documents.get(unquote(uri))
 
+    def open_lines(self, uri: str) -> list[str] | None:
+        """The lines of a document the client holds open, None for any other."""
+        document = self.document(uri)
+        return None if document is None else split_lines(document.source)
+
+    def diagnostics(self, text: str, findings: list[Finding] | tuple[Finding, ...],
+                    place: StepPlace) -> list[types.Diagnostic]:
+        """The findings in ``text`` as diagnostics, each with the places of its flow."""
+        codec = self.workspace.position_codec
+        lines = split_lines(text)
+        return [diagnostic(codec, lines, f, related_information(codec, f, place, self.open_lines)) for f in findings]
+
     def versioned_edits(self) -> bool:
         """Whether the client takes edits tied to a document version (it then refuses
         them once the document has changed since)."""
@@ -187,17 +201,18 @@ class DtypeLintServer(LanguageServer):
                 return  # the client moved on: a newer lint is scheduled, or it closed
             self.linted[uri] = Linted(version, outcome, notebook)
             self.report(uri, outcome)
-            codec = self.workspace.position_codec
+            # The engine ran in this process: a relative path in a flow is relative to its
+            # working directory, as configuration discovery takes a relative path.
+            folder = os.getcwd()
             if notebook is None:
-                lines = split_lines(outcome.text)
                 self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                    uri, [diagnostic(codec, lines, f) for f in outcome.findings], version=version))
+                    uri, self.diagnostics(outcome.text, outcome.findings, in_files(folder)), version=version))
                 return
+            place = placed_in_cells(notebook, path, folder)
             for cell in notebook.cells:  # every code cell, so that fixed cells are cleared
-                lines = split_lines(cell.text)
                 document = self.document(cell.uri)
                 self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                    cell.uri, [diagnostic(codec, lines, f) for f in in_cell(outcome.findings, notebook.module, cell)],
+                    cell.uri, self.diagnostics(cell.text, in_cell(outcome.findings, notebook.module, cell), place),
                     version=document.version if document is not None else None))
         except Exception:  # nobody awaits this task: say what went wrong where it is seen
             self.log(types.MessageType.Error, f"internal error on {uri}; please report it\n{traceback.format_exc()}")

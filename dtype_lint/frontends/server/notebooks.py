@@ -11,12 +11,14 @@ cell's lines apply to the cell's text as it is.
 from __future__ import annotations
 
 import dataclasses
+import os
 from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.workspace import Workspace
 
-from dtype_lint.core.finding import Finding, Fix
+from dtype_lint.core.finding import Finding, Fix, Step
+from dtype_lint.frontends.server.convert import StepPlace, in_files
 from dtype_lint.project.notebooks import CELL_SEPARATOR, CellModule, cells_as_module
 
 
@@ -75,3 +77,20 @@ def in_cell(findings: tuple[Finding, ...], module: CellModule, cell: Cell) -> li
         out.append(dataclasses.replace(finding, line=finding.line - shift, end_line=finding.end_line - shift,
                                        fix=fix, cells=None))
     return out
+
+
+def placed_in_cells(seen: NotebookView, path: str, folder: str) -> StepPlace:
+    """Where the steps of a flow are, for a finding of the notebook at ``path``: a step in
+    the notebook itself (a line of the module) in its cell's document, in the cell's own
+    lines; any other in the file it names (relative to ``folder``)."""
+    in_file = in_files(folder)
+    cell_uris = {cell.number: cell.uri for cell in seen.cells}
+    own = os.path.normpath(path)
+
+    def place(step: Step) -> tuple[str, int]:
+        if os.path.normpath(os.path.join(folder, step.path)) != own:
+            return in_file(step)
+        number, line = seen.module.cells.locate(step.line)
+        return cell_uris[number], line
+
+    return place
