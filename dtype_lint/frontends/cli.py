@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--output-format", choices=FORMATS, default="text")
         cmd.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
         cmd.add_argument("--statistics", action="store_true", help="print a count per code instead")
+        cmd.add_argument("--verbose", "-v", action="store_true",
+                         help="print how many files were linted and how many answered from the cache (stderr)")
         cmd.add_argument("--show-flow", action="store_true",
                          help="under a finding whose evidence is elsewhere, a `via` line per place (text, full)")
         cmd.add_argument("--fix", action="store_true", default=name == "fix", help="apply safe fixes")
@@ -181,6 +183,9 @@ def _check(args: argparse.Namespace) -> int:
         results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing or args.add_noqa)
     if not results and not args.silent:
         sys.stderr.write(f"dtype-lint: {NO_FILES}\n")
+    if args.verbose:
+        hits = sum(r.from_cache for r in results)
+        sys.stderr.write(f"dtype-lint: {len(results)} files: {len(results) - hits} linted, {hits} from the cache\n")
     found = sum(len(r.findings) for r in results)
     if args.add_noqa:
         results, added = add_noqa(results, config)

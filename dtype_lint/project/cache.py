@@ -23,7 +23,7 @@ from dtype_lint import __version__
 from dtype_lint.core.finding import Edit, Finding, Fix, Step
 
 DEFAULT_DIR = ".dtype_lint_cache"
-_FORMAT = 2  # bump when the entry layout changes
+_FORMAT = 3  # bump when the entry layout changes
 
 
 def _package_digest() -> str:
@@ -48,6 +48,7 @@ class Cache:
         h.update(f"{_FORMAT}\0{__version__}\0{_package_digest()}\0{fingerprint}".encode())
         self.salt = h.digest()
         self._ready = False
+        self._digests: dict[str, str | None] = {}
 
     def key(self, path: str, data: bytes) -> str:
         h = hashlib.blake2b(self.salt, digest_size=20)
@@ -60,17 +61,32 @@ class Cache:
         return os.path.join(self.folder, key[:2], key[2:] + ".json")
 
     def get(self, key: str, path: str) -> list[Finding] | None:
-        """The cached findings, or None on a miss or an unreadable entry."""
+        """The cached findings, or None on a miss, an unreadable entry, or an entry one of
+        whose consulted files (another file's class, helper) has changed since."""
         try:
             with open(self._entry(key), "rb") as handle:
                 entry = json.loads(handle.read())
+            if any(self._digest(dep) != digest for dep, digest in entry["deps"].items()):
+                return None
             return [_finding(path, f) for f in entry["findings"]]
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None
 
-    def put(self, key: str, findings: list[Finding]) -> None:
-        """Store a result; a cache that cannot be written only costs speed."""
-        entry = {"findings": [_row(f) for f in findings]}
+    def _digest(self, path: str) -> str | None:
+        """A consulted file's content digest now (as core.model computes it), worked out
+        once per run however many results consulted it."""
+        if path not in self._digests:
+            try:
+                with open(path, "rb") as handle:
+                    self._digests[path] = hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
+            except OSError:
+                self._digests[path] = None
+        return self._digests[path]
+
+    def put(self, key: str, findings: list[Finding], deps: dict[str, str] | None = None) -> None:
+        """Store a result with the digests of the files it consulted; a cache that cannot
+        be written only costs speed."""
+        entry = {"findings": [_row(f) for f in findings], "deps": deps or {}}
         target = self._entry(key)
         try:
             self._prepare(os.path.dirname(target))

@@ -25,8 +25,8 @@ DEFAULT_EXCLUDE = (
 # Which files a folder run lints, matched like `exclude` (gitignore patterns): ruff's default.
 DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
 _LIST_KEYS = {"select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "include",
-              "extend-include"}
-_KNOWN_KEYS = _LIST_KEYS | {"per-file-ignores", "target-version"} | set(OPTION_KEYS)
+              "extend-include", "src"}
+_KNOWN_KEYS = _LIST_KEYS | {"per-file-ignores", "target-version", "python"} | set(OPTION_KEYS)
 _TARGET_VERSION = re.compile(r"py3(\d+)")  # ruff's spelling: py39, py310, ...
 _REQUIRES_PYTHON = re.compile(r"(?:>=|~=|==)\s*3\.(\d+)")
 
@@ -48,6 +48,11 @@ class Config:
     options: Options = Options()
     root: str = "."  # folder that per-file-ignores and exclude are relative to
     source: str | None = None  # the file it came from
+    # The project model: first-party source roots (`src`, relative to the config's
+    # folder, like ruff's), and the interpreter whose installed packages imports resolve
+    # into (`python`, like mypy's `python_executable`; default: the one running).
+    src: tuple[str, ...] = ()
+    python: str | None = None
 
     def codes(self) -> tuple[str, ...]:
         """The codes of the rules selected for every file (without importing the rules)."""
@@ -91,7 +96,14 @@ class Config:
     def fingerprint(self) -> str:
         """A stable text that changes whenever the effective configuration changes."""
         return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores, self.options,
-                     self.exclude, self.include))
+                     self.exclude, self.include, self.src, self.python))
+
+    def view(self, path: str):
+        """The project model as the file at ``path`` sees it (core.model), shared by every
+        file linted in this process with the same settings."""
+        from dtype_lint.core.model.project import project_model
+
+        return project_model(self.src, self.python).view(path)
 
 
 def _matches(code: str, selectors: Iterable[str]) -> bool:
@@ -178,7 +190,14 @@ def config_from_table(table: dict[str, Any], root: str = ".", source: str | None
     for key, field in OPTION_KEYS.items():
         if key in table:
             option_values[field] = _string_list(table[key], key, where)
+    python = table.get("python")
+    if python is not None and not isinstance(python, str):
+        raise ConfigError(f"{where}'python' must be the path of an interpreter, got {python!r}")
+    if python and not os.path.isabs(python) and os.sep in python:
+        python = os.path.join(root, python)
     return Config(
+        src=tuple(os.path.join(root, r) for r in lists.get("src", ())),
+        python=python,
         select=lists.get("select", ()),
         extend_select=lists.get("extend-select", ()),
         ignore=lists.get("ignore", ()) + lists.get("extend-ignore", ()),

@@ -36,6 +36,10 @@ class FileResult:
     data: bytes | None = None
     # Parts that could not be linted while the rest was (a notebook cell that does not parse).
     notes: list[FileError] = dataclasses.field(default_factory=list)
+    # The other files the result consulted (the project model), by content digest: the
+    # cached result holds while they do.
+    deps: dict[str, str] = dataclasses.field(default_factory=dict)
+    from_cache: bool = False
 
 
 def read_file(path: str) -> bytes:
@@ -76,18 +80,22 @@ def decode(path: str, data: bytes) -> Source | NotebookSource:
 
 def lint_data(path: str, data: bytes, config: Config) -> FileResult:
     """Lint a file's bytes (read, or about to be written by a fix)."""
+    view = config.view(path)
+    consulted = view.model.record()
     try:
         source = decode(path, data)
-        findings = lint_source(source.text, path, config.codes_for(path), config.options)
+        findings = lint_source(source.text, path, config.codes_for(path), config.options, view=view)
     except LintError as exc:
         return FileResult(path, [], exc.at(path))
     except Exception as exc:  # a bug of ours must cost one file, not the whole run
         reason = f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}; please report it"
         return FileResult(path, [], FileError(path, reason))
+    own = os.path.abspath(path)
+    deps = {p: d for p in consulted if p != own and (d := view.model.digest(p)) is not None}
     if isinstance(source, NotebookSource):
         findings = [dataclasses.replace(f, cells=source.cells) for f in findings]
-        return FileResult(path, findings, source=source, data=data, notes=source.errors(path))
-    return FileResult(path, findings, source=source, data=data)
+        return FileResult(path, findings, source=source, data=data, notes=source.errors(path), deps=deps)
+    return FileResult(path, findings, source=source, data=data, deps=deps)
 
 
 def lint_path(path: str, config: Config) -> FileResult:
@@ -120,21 +128,23 @@ def cached(path: str, cache: Cache, keep_source: bool) -> FileResult | None:
     if findings is None:
         return None
     if not findings or not (keep_source or is_notebook(path)):
-        return FileResult(path, findings)
+        return FileResult(path, findings, from_cache=True)
     try:
         source = decode(path, data)  # a notebook's findings need its cells to be shown
     except LintError:
         return None
     if isinstance(source, NotebookSource):
         findings = [dataclasses.replace(f, cells=source.cells) for f in findings]
-    return FileResult(path, findings, source=source, data=data) if keep_source else FileResult(path, findings)
+    if keep_source:
+        return FileResult(path, findings, source=source, data=data, from_cache=True)
+    return FileResult(path, findings, from_cache=True)
 
 
 def lint_one(path: str, config: Config, cache: Cache | None, keep_source: bool) -> FileResult:
     """Lint one file (see :func:`lint_path`) and store its findings in ``cache``."""
     result = lint_path(path, config)
     if cache is not None and result.error is None and not result.notes and result.data is not None:
-        cache.put(cache.key(path, result.data), result.findings)
+        cache.put(cache.key(path, result.data), result.findings, result.deps)
     if not keep_source:
         result.source = result.data = None  # not worth sending back from a worker
     return result
