@@ -36,6 +36,7 @@ from dtype_lint.core.finding import Finding, Fix
 from dtype_lint.core.prefilter import Unit, _binds, _header_start, _units
 
 if TYPE_CHECKING:
+    from dtype_lint.core.model.project import FileView
     from dtype_lint.rules.base import Rule
     from dtype_lint.rules.options import Options
 
@@ -66,9 +67,10 @@ class _Change:
 
 
 def relint(old: str, findings: Sequence[Finding], new: str, path: str, rules: Sequence[type[Rule]] | Sequence[str],
-           options: Options) -> list[Finding] | None:
+           options: Options, view: FileView | None = None) -> list[Finding] | None:
     """The findings of ``new``, given those of ``old`` (a whole lint's, with the same
-    path, rules and options), or None where only a whole lint will do."""
+    path, rules and options), or None where only a whole lint will do. ``view``: the
+    project model as the file sees it (lint_source's)."""
     if "\r" in old or "\r" in new or not prefilter_switch.enabled():
         return None
     old_lines, new_lines = old.split("\n"), new.split("\n")
@@ -83,7 +85,7 @@ def relint(old: str, findings: Sequence[Finding], new: str, path: str, rules: Se
     # inside a string).
     if all(not line.strip() or line.lstrip().startswith("#") for line in changed) and _dump(old) == _dump(new):
         return _moved(findings, change) if _whole_lines(change) and _same_text_facts(old, new, path) else None
-    return _function_body(old, old_tree, findings, new, new_tree, change, path, rules, options)
+    return _function_body(old, old_tree, findings, new, new_tree, change, path, rules, options, view)
 
 
 def _change(old: list[str], new: list[str]) -> _Change:
@@ -141,7 +143,7 @@ def _moved(findings: Sequence[Finding], change: _Change) -> list[Finding] | None
 
 def _function_body(old: str, old_tree: ast.Module, findings: Sequence[Finding], new: str, new_tree: ast.Module,
                    change: _Change, path: str, rules: Sequence[type[Rule]] | Sequence[str],
-                   options: Options) -> list[Finding] | None:
+                   options: Options, view: FileView | None = None) -> list[Finding] | None:
     old_units, new_units = _units(old_tree.body), _units(new_tree.body)
     if len(old_units) != len(new_units):
         return None
@@ -169,7 +171,7 @@ def _function_body(old: str, old_tree: ast.Module, findings: Sequence[Finding], 
     if roles.file_facts(old_tree, old, options, path) != roles.file_facts(new_tree, new, options, path):
         return None
     relinted = [new_unit, *imports]
-    fresh = lint_units(new, path, rules, options, frozenset(u.start for u in relinted), new_tree)
+    fresh = lint_units(new, path, rules, options, frozenset(u.start for u in relinted), new_tree, view)
     if fresh is None:
         return None
     # The relinted units' lines, new and old: their findings are the fresh ones.

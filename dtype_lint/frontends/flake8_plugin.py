@@ -47,7 +47,7 @@ class DtypeLintChecker:
         try:
             # flake8 parsed "".join(lines) already: the prefilter reuses its tree.
             tree = self.tree if isinstance(self.tree, ast.Module) else None
-            findings = lint_source(text, self.filename, codes, config.options, tree=tree)
+            findings = lint_source(text, self.filename, codes, config.options, tree=tree, view=config.view(self.filename))
         except LintError:
             return  # flake8 reports syntax errors itself (E999)
         for f in findings:

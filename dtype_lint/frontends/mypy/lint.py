@@ -71,7 +71,7 @@ def engine_findings(path: str, text: str) -> list[Reported]:
     config = config_of(path)
     codes = config.codes_for(path)
     try:
-        linted = lint_source(text, path, codes, config.options)
+        linted = lint_source(text, path, codes, config.options, view=config.view(path))
     except LintError:
         return []
     return [Reported(f.line, f.column, f.end_line, f.end_column, f.code, f.message,

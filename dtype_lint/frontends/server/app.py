@@ -235,6 +235,11 @@ def create_server() -> DtypeLintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: DtypeLintServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, 0)
+        # Open documents that read the saved file (a base class, a helper) see it anew.
+        saved = uris.to_fs_path(params.text_document.uri)
+        for uri in ls.linter.dependents(saved) if saved else ():
+            if uri != params.text_document.uri:
+                ls.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: DtypeLintServer, params: types.DidCloseTextDocumentParams) -> None:

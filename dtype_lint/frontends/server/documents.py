@@ -33,6 +33,8 @@ class Outcome:
     config_problem: str | None = None  # the configuration found cannot be used
     internal_error: str | None = None  # a traceback: a bug of ours
     config: Config | None = None  # the configuration the findings are for
+    # The other files the lint consulted (core.model): saving one of them lints again.
+    consulted: frozenset[str] = frozenset()
 
 
 class Linter:
@@ -55,22 +57,33 @@ class Linter:
     def forget(self, key: str) -> None:
         self._last.pop(key, None)
 
+    def dependents(self, path: str) -> list[str]:
+        """The documents whose last lint consulted the file at ``path`` (a module base or
+        a helper defined there), forgotten so that their next lint reads it again."""
+        saved = os.path.abspath(path)
+        keys = [key for key, outcome in list(self._last.items()) if saved in outcome.consulted]
+        for key in keys:
+            self._last.pop(key, None)
+        return keys
+
     def _lint(self, path: str, text: str, last: Outcome | None) -> Outcome:
         try:
             config = self.config_for(path)
             codes = config.codes_for(path)
+            view = config.view(path)
+            consulted = view.model.record()
             findings = None
             if last is not None and last.config is config and last.problem is None and last.internal_error is None:
-                findings = relint(last.text, last.findings, text, path, codes, config.options)
+                findings = relint(last.text, last.findings, text, path, codes, config.options, view)
             if findings is None:  # the tree relint parsed spares the prefilter its own parse
-                findings = lint_source(text, path, codes, config.options, tree=tree_of(text))
+                findings = lint_source(text, path, codes, config.options, tree=tree_of(text), view=view)
         except LintError as exc:
             return Outcome(text, problem=str(exc))
         except ConfigError as exc:
             return Outcome(text, problem="configuration error", config_problem=str(exc))
         except Exception:  # a bug of ours must cost this text its findings, not the server
             return Outcome(text, internal_error=traceback.format_exc())
-        return Outcome(text, tuple(findings), config=config)
+        return Outcome(text, tuple(findings), config=config, consulted=frozenset(consulted) - {os.path.abspath(path)})
 
     def config_for(self, path: str) -> Config:
         """The configuration found by walking up from ``path`` (read again once it changes)."""

@@ -228,7 +228,7 @@ class ModuleRecast(Rule):
         for position, arg in enumerate(call.args):
             param = arg.keyword.value if arg.keyword else params[position] if position < len(params) else None
             path = casts.get(param) if not arg.star else None
-            if path is None or not found.module_reason(arg.value) or self._skipped(arg.value):
+            if path is None or not found.module_reason(arg.value) or self._skipped(arg.value, by_name=False):
                 continue
             if not self._helper_dtype_lowers(call, helper.node, path.dtype_param):
                 continue
@@ -251,13 +251,14 @@ class ModuleRecast(Rule):
         value = argument(call, position, dtype_param)
         return value is not None and dtype_name(value, self.ctx) in LOW_PRECISION
 
-    def _skipped(self, receiver: cst.BaseExpression | None) -> str | None:
+    def _skipped(self, receiver: cst.BaseExpression | None, by_name: bool = True) -> str | None:
         """Why a cast of ``receiver`` here is not reported (roles.skipped). A casting
         helper's body is the casting API only for the module it is handed: a cast of its
         own parameter is reported where the helper is called (through the project
         model's summaries), a cast of anything else (``self.module``, ``learn.model``)
         here. A function named for a precision (``model2half``, ``wrap_fp16_model``)
-        that casts its parameter is such a helper too."""
+        that casts its parameter is such a helper too (``by_name``: not for the
+        argument of a call, which is the caller's own cast through a helper)."""
         reason = roles(self.ctx, self.options).skipped()
         function = self.ctx.function
         if function is not None and self.ctx.method_class() is not None and function.name in _CAST_METHOD_NAMES:
@@ -265,7 +266,7 @@ class ModuleRecast(Rule):
         own = self._own_parameter(receiver)
         if reason == "the body of a casting helper":
             return reason if own else None
-        if reason is None and own and _PRECISION_NAME.search(self.ctx.function.name.lower()):
+        if reason is None and own and by_name and _PRECISION_NAME.search(self.ctx.function.name.lower()):
             return "the body of a casting helper"
         return reason
 
