@@ -17,13 +17,30 @@ takes many minutes there already). flake8 runs every installed plugin whatever
 the same flake8 release in a venv without it (``.bench-cache/flake8-bare``, made on first
 use). They are run from ``--anchors VENV`` (default ``.bench-cache/anchors``, made
 with ``python -m venv`` and ``pip install torchfix ruff``) and skipped if missing.
+
+dtype-lint runs with the interpreter that runs this script (``sys.executable``): its
+project model resolves imports into that interpreter's installed packages (torch, jax,
+flax...), reading their source without importing it, so run the script with the
+project's environment; the notes under the table name the interpreter and count the
+results that consulted installed files. The medium pair's ruff rows run ``ruff check
+--select ALL --no-cache`` and dtype-lint ``--no-cache`` with ``-j`` left at its default
+(every core), in turn in each round, and compare wall time and CPU time (user + sys of
+the process and the children it waited for, from ``os.wait4``). The edit rows lint a
+copy of the set (the corpus is never written to) into a fresh cache, append a line
+``# edited`` to the first-party file that most other results consulted (read from the
+cache's records of consulted files), run ``check -v`` and count the files linted
+again: that file and the results that consulted it, no others; then the same for a file
+no result consulted (1 file).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,19 +82,44 @@ def main() -> int:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(dtype_lint.__file__).parent)], check=True)
     corpus = args.corpus or fetch_corpus(ROOT / ".bench-cache" / "perf-corpus")
     rows: list[tuple[str, str, float | None, str, str]] = []
+    notes: list[str] = [interpreter_note()]
     identical = True
     for name in args.sets.split(","):
         folders = [corpus / p for p in (MEDIUM if name == "medium" else PACKAGES)]
         missing = [str(f) for f in folders if not f.is_dir()]
         if missing:
             sys.exit(f"corpus incomplete, missing {missing}; run {CORPUS_SCRIPT} DEST")
-        set_rows, same = measure_set(name, folders, args.repeat if name == "medium" else 1, args.anchors)
+        set_rows, same = measure_set(name, folders, args.repeat if name == "medium" else 1, args.anchors, notes)
         rows += set_rows
         identical &= same
     _per_line_ratio(rows)
     print_table(rows)
+    print("\nnotes:")
+    for note in notes:
+        print(f"- {note}")
     print(f"\nfindings with the prefilter on and off: {'identical' if identical else 'DIFFERENT'}")
     return 0 if identical else 1
+
+
+INSTALLED = ("torch", "jax", "flax")
+
+
+def interpreter_note() -> str:
+    """Which interpreter runs dtype-lint, and the installed packages its imports resolve into."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found, missing = [], []
+    for name in INSTALLED:
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            missing.append(name)
+    note = (f"dtype-lint ran as `{sys.executable} -m dtype_lint` (Python {sys.version.split()[0]}): its project "
+            f"model resolves imports into that interpreter's installed packages ({', '.join(found) or 'none'}), "
+            "reading their source without importing it; the cold rows count that work")
+    if missing:
+        note += f"; NOT installed there, so not counted: {', '.join(missing)}"
+    return note
 
 
 def fetch_corpus(dest: Path) -> Path:
@@ -87,7 +129,7 @@ def fetch_corpus(dest: Path) -> Path:
     return dest
 
 
-def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> tuple[list, bool]:
+def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path, notes: list[str]) -> tuple[list, bool]:
     files = sorted(str(p) for f in folders for p in f.rglob("*.py"))
     lines = sum(Path(p).read_bytes().count(b"\n") for p in files)
     label = f"{name}: {', '.join(f.name for f in folders)} ({len(files)} files, {lines / 1000:.0f}k lines)"
@@ -102,12 +144,17 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
 
     with tempfile.TemporaryDirectory() as tmp:
         results = os.path.join(tmp, "on.json")
+        cold_errors = os.path.join(tmp, "on.stderr")
         cache_dir = os.path.join(tmp, "cache")
-        subprocess.run(lint + ["--cache-dir", cache_dir], stdout=subprocess.DEVNULL, check=True, cwd=tmp)
+        filled = subprocess.run(lint + ["--cache-dir", cache_dir], stdout=subprocess.DEVNULL, cwd=tmp, check=False)
+        if filled.returncode not in (0, 2):  # 2: file errors, reported by the cold row
+            sys.exit(f"dtype-lint failed on the {name} set (exit {filled.returncode})")
+        notes.append(f"{name}: {installed_note(cache_dir, folders)}")
         flake8 = [sys.executable, "-m", "flake8", "--exit-zero", *dirs]
+        ruff = anchors / "bin" / "ruff"
         commands = {
             "parse": ([sys.executable, "-c", BARE_PARSE, *files], None),
-            "cold": (lint + ["-j", "1", "--no-cache"], results),
+            "cold": (lint + ["-j", "1", "--no-cache"], results, cold_errors),
             "cold2": (lint + ["-j", "2", "--no-cache"], None),
             "warm": (lint + ["--cache-dir", cache_dir], None),
             # what a person reads: text, the closing summary, colour forced on
@@ -118,8 +165,12 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
             commands["dtl"] = (flake8 + ["--select", "DTL"], None)
             if bare is not None:
                 commands["bare"] = ([str(bare), "-I", "-m", "flake8", "--exit-zero", "--select", "DTL", *dirs], None)
+            if ruff.exists():  # wall and CPU time against ruff's, every core for both
+                commands["ruff"] = ([str(ruff), "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", *dirs],
+                                    None)
+                commands["default"] = (lint + ["--no-cache"], None)
         peak = [0]
-        times = rounds(commands, repeat, peak_of="cold2", peak=peak)
+        times, cpu = rounds(commands, repeat, peak_of="cold2", peak=peak)
         parse, cold, cold2, warm = times["parse"], times["cold"], times["cold2"], times["warm"]
         row("bare libcst.parse_module, 1 process (yardstick)", parse, "1", "")
         row("dtype-lint check -j 1 --no-cache (cold)", cold, f"{cold / parse:.2f} × parse", "≤ 0.5 × parse")
@@ -127,8 +178,9 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
         row("dtype-lint check, warm cache", warm, f"{warm / cold:.3f} × cold -j 1", "≤ 0.05")
         row("warm cache, text + summary + colour", times["warm_text"], f"{times['warm_text'] / warm:.2f} × warm json", "≤ 1.05")
         row("peak RSS, dtype-lint -j 2 incl. workers", None, f"{peak[0] / 2**20:.0f} MB", "≤ 250 MB (whole)")
+        edit_rows(folders, row, notes, name)
         if name != "medium":
-            return _finish(rows, row, lint, tmp, results, parse, cold, lines)
+            return _finish(rows, row, lint, tmp, results, parse, cold, lines, cold_errors, notes, name)
         # flake8 runs every installed plugin whatever --select says, so the plugin's own
         # cost is flake8 with it against the same flake8 without it installed.
         with_dtl = times["dtl"]
@@ -140,10 +192,16 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
             row("same flake8 without dtype-lint installed", without, "", "")
             row("flake8 plugin's own cost (difference)", with_dtl - without,
                 f"{(with_dtl - without) / parse:.2f} × parse", "≤ 0.5 × parse")
-        ruff = anchors / "bin" / "ruff"
         if ruff.exists():
-            rt = timed([str(ruff), "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", *dirs], repeat)
-            row("ruff check --select ALL --no-cache (anchor)", rt, f"{rt / parse:.2f} × parse", "")
+            rt, rc, dt, dc = times["ruff"], cpu["ruff"], times["default"], cpu["default"]
+            row("ruff check --select ALL --no-cache, all cores (anchor)", rt,
+                f"{rt / parse:.2f} × parse; CPU {rc:.2f} s", "")
+            jobs = os.cpu_count()
+            row(f"dtype-lint check --no-cache, -j default ({jobs} cores): wall", dt, f"{dt / rt:.2f} × ruff's wall", "")
+            row(f"dtype-lint check --no-cache, -j default ({jobs} cores): CPU, user+sys incl. workers", dc,
+                f"{dc / rc:.2f} × ruff's CPU", "")
+        else:
+            row("ruff check --select ALL (anchor)", None, "not installed", "")
         torchfix = anchors / "bin" / "torchfix"
         if torchfix.exists():
             tf = timed([str(torchfix), *dirs], 1)
@@ -152,7 +210,102 @@ def measure_set(name: str, folders: list[Path], repeat: int, anchors: Path) -> t
                 f"dtype-lint -j 2 {tf / cold2:.1f}×, -j 1 {tf / cold:.1f}× faster", "≥ 20×")
         else:
             row("TorchFix CLI (anchor)", None, "not installed", "")
-        return _finish(rows, row, lint, tmp, results, parse, cold, lines)
+        return _finish(rows, row, lint, tmp, results, parse, cold, lines, cold_errors, notes, name)
+
+
+def cache_records(cache_dir: str) -> list[dict[str, str]]:
+    """The files each cached result consulted (``deps`` of every entry: path to digest),
+    as dtype-lint records them; empty where the entries' layout is not that."""
+    records = []
+    for entry in Path(cache_dir).glob("*/*.json"):
+        try:
+            deps = json.loads(entry.read_bytes()).get("deps")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(deps, dict):
+            records.append(deps)
+    return records
+
+
+def installed_note(cache_dir: str, folders: list[Path]) -> str:
+    """How many results consulted installed files (not the set's own), and whose."""
+    records = cache_records(cache_dir)
+    inside = tuple(os.path.join(os.path.abspath(f), "") for f in folders)
+    per_package: dict[str, int] = {}
+    consulting = 0
+    for deps in records:
+        outside = {_distribution(p) for p in deps if not p.startswith(inside)}
+        consulting += bool(outside)
+        for package in outside:
+            per_package[package] = per_package.get(package, 0) + 1
+    top = sorted(per_package.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
+    shown = ", ".join(f"{package} {count}" for package, count in top)
+    return (f"{consulting} of {len(records)} cached results consulted installed files "
+            f"(results per package: {shown or 'none'})")
+
+
+def _distribution(path: str) -> str:
+    """The top-level package an installed file belongs to (after ``site-packages``)."""
+    parts = Path(path).parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts and parts.index(marker) + 1 < len(parts):
+            return Path(parts[parts.index(marker) + 1]).stem
+    return "the standard library" if "lib" in parts else path
+
+
+VERBOSE = re.compile(r"dtype-lint: (\d+) files: (\d+) linted, (\d+) from the cache")
+
+
+def edit_rows(folders: list[Path], row, notes: list[str], name: str) -> None:
+    """On a copy of the set (the corpus itself is never written to) with a full cache: a
+    warm run after appending a line to the file most other results consulted re-lints
+    that file and those results, no others; after editing a file no result consulted, 1."""
+    with tempfile.TemporaryDirectory(prefix="dtl-edit-") as work:
+        copy = Path(work) / "copy"
+        for folder in folders:
+            shutil.copytree(folder, copy / folder.name, symlinks=True)
+        dirs = [str(copy / folder.name) for folder in folders]
+        cache_dir = os.path.join(work, "cache")
+        check = [sys.executable, "-m", "dtype_lint", "check", "--output-format", "json", "--exit-zero", "-v",
+                 "--cache-dir", cache_dir, *dirs]
+        verbose(check, os.path.join(work, "fill.stderr"))  # fills the cache (-j default)
+        _, _, settled, total = verbose(check, os.path.join(work, "settled.stderr"))
+        if settled != 0:
+            row("warm run over a full cache", None, f"{settled} files re-linted of {total}", "0")
+        inside = os.path.join(str(copy), "")
+        records = [[p for p in deps if p.startswith(inside)] for deps in cache_records(cache_dir)]
+        consulted: dict[str, int] = {}
+        for deps in records:
+            for path in deps:
+                consulted[path] = consulted.get(path, 0) + 1
+        files = sorted(str(p) for d in dirs for p in Path(d).rglob("*.py"))
+        if consulted:
+            modules = {p: n for p, n in consulted.items() if Path(p).name != "__init__.py"} or consulted
+            hub = min(modules, key=lambda p: (-modules[p], p))
+        else:  # the cache's layout changed: a module widely imported, by name
+            notes.append(f"{name}: the cache's records of consulted files could not be read")
+            hub = next((p for p in files if p.endswith(("modeling_utils.py", os.sep + "module.py"))), files[0])
+        leaf = next((p for p in files if p not in consulted and Path(p).name != "__init__.py"), files[-1])
+        for chosen in (hub, leaf):
+            expected = consulted.get(chosen, 0) + 1 if records else None
+            with open(chosen, "ab") as handle:
+                handle.write(b"\n# edited\n")
+            wall, cpu, linted, total = verbose(check, os.path.join(work, "edit.stderr"))
+            shown = os.path.relpath(chosen, copy)
+            target = ("" if expected is None else
+                      f"= {expected}: the file + the {expected - 1} results that consulted it")
+            row(f"after editing {shown}: warm run, -j default", wall,
+                f"{linted} files re-linted of {total}; CPU {cpu:.2f} s", target)
+
+
+def verbose(command: list[str], stderr: str) -> tuple[float, float, int, int]:
+    """Wall and CPU time of a ``check -v`` run, the files it linted and all it answered."""
+    wall, cpu = run_once(command, stderr=stderr)
+    found = VERBOSE.findall(Path(stderr).read_text(errors="replace"))
+    if not found:
+        sys.exit(f"no `N files: X linted` line from {' '.join(command[:6])} ...: see {stderr}")
+    total, linted, _ = map(int, found[-1])
+    return wall, cpu, linted, total
 
 
 def bare_flake8(venv: Path) -> Path | None:
@@ -180,28 +333,59 @@ def bare_flake8(venv: Path) -> Path | None:
 SAMPLES_PER_ROUND = {"warm": 5, "warm_text": 5}
 
 
-def rounds(commands: dict, repeat: int, peak_of: str, peak: list[int]) -> dict[str, float]:
-    """Median time of each command, running them in turn round after round, so that a
-    change in the machine's load falls on every row alike (the ratios are what count)."""
-    samples: dict[str, list[float]] = {key: [] for key in commands}
+def rounds(commands: dict, repeat: int, peak_of: str, peak: list[int]) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall and CPU time of each command, running them in turn round after round,
+    so that a change in the machine's load falls on every row alike (the ratios are what
+    count). A command is ``(argv, stdout file or None[, stderr file])``."""
+    walls: dict[str, list[float]] = {key: [] for key in commands}
+    cpus: dict[str, list[float]] = {key: [] for key in commands}
     for _ in range(repeat):
-        for key, (command, stdout) in commands.items():
+        for key, (command, stdout, *stderr) in commands.items():
             for _ in range(SAMPLES_PER_ROUND.get(key, 1)):
-                samples[key].append(timed(command, 1, stdout=stdout, peak=peak if key == peak_of else None))
-    return {key: statistics.median(values) for key, values in samples.items()}
+                wall, cpu = run_once(command, stdout=stdout, stderr=stderr[0] if stderr else None,
+                                     peak=peak if key == peak_of else None)
+                walls[key].append(wall)
+                cpus[key].append(cpu)
+    median = statistics.median
+    return {key: median(v) for key, v in walls.items()}, {key: median(v) for key, v in cpus.items()}
 
 
-def _finish(rows, row, lint, tmp, results, parse, cold, lines) -> tuple[list, bool]:
+def _finish(rows, row, lint, tmp, results, parse, cold, lines, cold_errors, notes, name) -> tuple[list, bool]:
     """The prefilter-off run (two processes: its output is the same as one's) and the
-    comparison of its findings with the cold run's."""
+    comparison of its findings with the cold run's; the file errors either reported."""
     off_results = os.path.join(tmp, "off.json")
-    off = timed(lint + ["-j", "2", "--no-cache", "--no-prefilter"], 1, stdout=off_results)
+    off_errors = os.path.join(tmp, "off.stderr")
+    off = timed(lint + ["-j", "2", "--no-cache", "--no-prefilter"], 1, stdout=off_results, stderr=off_errors)
     row("dtype-lint -j 2 --no-prefilter (1 run)", off, f"{off / parse:.2f} × parse", "")
     same = Path(results).read_bytes() == Path(off_results).read_bytes()
     count = len(json.loads(Path(results).read_text()))
+    if not same:
+        notes.append(f"{name}: prefilter on vs off: {_difference(results, off_results)}")
     row(f"findings, prefilter on vs off ({count})", None, "identical" if same else "DIFFERENT", "identical")
+    errors = {}
+    for label, path in (("cold -j 1", cold_errors), ("prefilter off", off_errors)):
+        errors[label] = [ln for ln in Path(path).read_text(errors="replace").splitlines() if ": error: " in ln]
+    internal = sum("internal error" in ln for lines_ in errors.values() for ln in lines_)
+    row("file errors reported (cold -j 1 / prefilter off)", None,
+        f"{len(errors['cold -j 1'])} / {len(errors['prefilter off'])}, {internal} internal", "0 internal")
+    for label, lines_ in errors.items():
+        for line in lines_:
+            notes.append(f"{name}: {label}: {line}")
     row("cold -j 1 per 1k lines", cold / lines * 1000, "", "whole ≤ 1.3 × medium")
     return rows, same
+
+
+def _difference(on: str, off: str) -> str:
+    """The findings only one of the two runs reported, in full."""
+    def keyed(path: str) -> list[str]:
+        return [json.dumps(f, sort_keys=True) for f in json.loads(Path(path).read_text())]
+
+    a, b = keyed(on), keyed(off)
+    only_on = [f for f in a if f not in b]
+    only_off = [f for f in b if f not in a]
+    if not only_on and not only_off:
+        return "the same findings in another order"
+    return f"only with the prefilter on: {only_on}; only with it off: {only_off}"
 
 
 def _per_line_ratio(rows: list) -> None:
@@ -213,23 +397,30 @@ def _per_line_ratio(rows: list) -> None:
         rows[at["whole"]] = (label, name, value, f"{value / rows[at['medium']][2]:.2f} × medium", target)
 
 
-def timed(command: list[str], repeat: int, stdout: str | None = None, peak: list[int] | None = None) -> float:
+def timed(command: list[str], repeat: int, stdout: str | None = None, stderr: str | None = None,
+          peak: list[int] | None = None) -> float:
     """Median wall time; ``peak`` gets the largest summed RSS of the process tree."""
-    times = []
-    for _ in range(repeat):
-        sink = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    return statistics.median(run_once(command, stdout, stderr, peak)[0] for _ in range(repeat))
+
+
+def run_once(command: list[str], stdout: str | None = None, stderr: str | None = None,
+             peak: list[int] | None = None) -> tuple[float, float]:
+    """Wall time and CPU time (user + sys of the process and of the children it waited
+    for: dtype-lint's workers) of one run."""
+    with contextlib.ExitStack() as files:
+        sink = files.enter_context(open(stdout, "wb")) if stdout else subprocess.DEVNULL
+        errors = files.enter_context(open(stderr, "wb")) if stderr else subprocess.DEVNULL
         start = time.perf_counter()
         # Not from the repository: `python -m` would put it first on sys.path, ahead of
         # a PYTHONPATH that points at a snapshot of the package being measured.
-        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir())
+        proc = subprocess.Popen(command, stdout=sink, stderr=errors, cwd=tempfile.gettempdir())
         sampler = _RssSampler(proc.pid) if peak is not None else None
-        proc.wait()
-        times.append(time.perf_counter() - start)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
         if sampler is not None:
             peak[0] = max(peak[0], sampler.stop())
-        if stdout:
-            sink.close()
-    return statistics.median(times)
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 class _RssSampler:

@@ -123,6 +123,20 @@ class ProjectModel:
         """Answers remembered for files under one package root, until a file changes."""
         return self._memos.setdefault(root, {})
 
+    def fresh(self, files: Iterable[str]) -> bool:
+        """Whether the files an answer took are as they were read (an editor may have
+        saved one since); if not, every remembered answer is dropped."""
+        for path in files:
+            entry = self._summaries.get(path)
+            try:
+                st = os.stat(path)
+            except OSError:
+                st = None
+            if entry is None or st is None or entry[0] != (st.st_mtime_ns, st.st_size):
+                self._memos.clear()
+                return False
+        return True
+
     def digest(self, path: str) -> str | None:
         """The content digest of a file as last summarised (or now), None if unreadable."""
         entry = self._load(path)
@@ -260,10 +274,11 @@ class FileView:
         """What a class from another file is (``known`` says it of framework names), by
         its bases, and the steps that show it: each class on the way and its base."""
         memo = self.model.memo(self.root)
-        if dotted in memo:
+        if dotted in memo and self.model.fresh(memo[dotted][2]):
             kinds, steps, files = memo[dotted]
             self.model.consult(files)
         else:
+            memo = self.model.memo(self.root)
             memo[dotted] = (frozenset(), (), frozenset())  # a cycle ends here
             with self.model.tracking() as files:
                 kinds, steps = self._class_kinds(dotted, known)
@@ -293,10 +308,11 @@ class FileView:
             return {}
         memo = self.model.memo(self.root)
         key = ("casts", found.path, found.name)
-        if key in memo:
+        if key in memo and self.model.fresh(memo[key][1]):
             paths, files = memo[key]
             self.model.consult(files)
             return paths
+        memo = self.model.memo(self.root)
         memo[key] = ({}, frozenset())  # a cycle ends here
         with self.model.tracking() as files:
             paths = self._cast_params(found, found.node, depth)

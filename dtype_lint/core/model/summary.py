@@ -136,7 +136,7 @@ def absolute_module(module: str | None, level: int, package: str) -> str | None:
     if not level:
         return module
     parts = package.split(".") if package else []
-    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+    if level - 1 >= len(parts):  # above the top-level package
         return None
     parts = parts[: len(parts) - (level - 1)]
     return ".".join(parts + ([module] if module else [])) or None
