@@ -38,8 +38,13 @@ class CallableOnModule(Rule):
             - an attribute (or `setattr`) of a receiver known to be a model, or of an
               instance the file constructs of such a class: `ds = MyDataset(...)`,
               `dm = cls()` in a classmethod, `type(self)()`;
+            - an attribute's container: `self.funcs.append(...)`, `self.table[k] = ...`,
+              and what a `defaultdict` keeps (its default factory);
             - an argument of a `Dataset` constructor or of a dataset-pipeline stage
               (`wds.map_dict(text=lambda t: ...)`);
+            - an argument that a module's constructor keeps on `self`, in this file or
+              another: the project model reads the class's `__init__` where it is
+              defined, and the finding's path shows the store and the bases;
             - a model's `forward` replaced by a wrapper built around it
               (`model.forward = wrap(model.forward)`), which returns a closure.
             """,
@@ -64,8 +69,8 @@ class CallableOnModule(Rule):
                     self.act = nn.SiLU()
             """,
         known_limits="""
-            Only classes derived (in the same file or by import) from the torch, Lightning
-            or Dataset bases, data modules and transform classes by name, `self` in their
+            Only classes derived (in this file, or through the files and installed
+            packages the project model reaches) from the torch, Lightning or Dataset bases, data modules and transform classes by name, `self` in their
             methods, instances constructed in the same file, and receivers recognised as
             models (see `module-names`) are checked; a lambda stored on class level is
             not an instance attribute and is not reported. A store of one attribute of
@@ -131,6 +136,12 @@ class CallableOnModule(Rule):
                 "    def __call__(self, x):\n        return self.fn(x)"),
         Invalid("class Net(nn.Module):\n    def __init__(self, head=None):\n"
                 "        self.head = head or (lambda x: x)"),
+        Invalid("class Net(nn.Module):\n    def __init__(self):\n        self.fns = []\n"
+                "        self.fns.append(lambda x: x)"),
+        Invalid("import collections\nclass Net(nn.Module):\n    def __init__(self):\n"
+                "        self.weights = collections.defaultdict(lambda: 1.0)"),
+        Invalid("class Scale(nn.Module):\n    def __init__(self, fn):\n        super().__init__()\n"
+                "        self.fn = fn\nhead = Scale(lambda x: x * 2)"),
         Invalid("class PairDataModule:\n    @classmethod\n    def build(cls, ds):\n"
                 "        def loader():\n            return ds\n"
                 "        dm = cls()\n        dm.train_dataloader = loader"),

@@ -42,8 +42,12 @@ class ModuleRecast(Rule):
             (`model_inputs`, `model_output`, `t_model.expand(n)`); a cast whose result is
             stored under such a name (`model = build(cfg).to(dtype=dtype)`); calls of helpers
             that cast a whole model (`convert_weights_to_lp`, `to_bf16`, ... from
-            `cast-helpers`); and a parameter replaced by a recast copy of itself
-            (`self.emb = nn.Parameter(self.emb.half())`).
+            `cast-helpers`); a model handed to a function that casts that parameter, in
+            this file or another, itself or through the helpers it passes it on to (the
+            project model's summaries; the finding's path shows each call and the cast);
+            a module recast one parameter or buffer at a time (`for p in
+            model.parameters(): p.data = p.data.half()`); and a parameter replaced by a
+            recast copy of itself (`self.emb = nn.Parameter(self.emb.half())`).
 
             Only casts that may run before or during training are reported. A branch taken
             when a `training` flag holds is a training path. Not reported: casts to
@@ -141,6 +145,9 @@ class ModuleRecast(Rule):
         "def update(mu, mu_dtype):\n    return cast_tree(mu, mu_dtype)",
         "import torch.nn as nn\ndef resize(old, n):\n    new = nn.Embedding(n, 4)\n"
         "    new.to(old.weight.device, dtype=old.weight.dtype)\n    return new",
+        "import torch\nclass LossModule(nn.Module):\n    def half(self):\n        return self.to(torch.float16)",
+        "import torch\ndef cast_model(model, dtype):\n    return model.to(dtype=dtype)\n"
+        "def fit(model):\n    model = cast_model(model, torch.float32)\n    model.train()",
     )
     invalid = (
         Invalid("class Runner:\n    def __init__(self, crit):\n        self.crit = crit.half()\n"
@@ -157,6 +164,10 @@ class ModuleRecast(Rule):
         Invalid("import torch\nclass Enc(nn.Module):\n    def cast_codebook(self):\n"
                 "        self.inner.codebook = torch.nn.Parameter(self.inner.codebook.half())"),
         Invalid("import torch\ndef fit(model):\n    model.eval()\n    model.half()\n    model.train()"),
+        Invalid("import torch\ndef fit(model):\n    for p in model.parameters():\n"
+                "        p.data = p.data.half()\n    model.train()"),
+        Invalid("import torch\ndef model_to_half(model):\n    return model.half()\n"
+                "def fit(model):\n    model = model_to_half(model)\n    model.train()"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
