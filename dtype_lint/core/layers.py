@@ -56,6 +56,7 @@ a policy could set.
 from __future__ import annotations
 
 import ast
+import re
 import collections
 import dataclasses
 import fnmatch
@@ -222,7 +223,7 @@ class LayerFacts:
             function = self.functions.get(key)
             self._benign_params[memo] = function is not None and name in function.params and (
                 _initializer_signature(function, name) or _mask_builder(function)
-                or self._benign_uses(function, name))
+                or _initializer_factory(function, name) or self._benign_uses(function, name))
         return self._benign_params[memo]
 
     def benign_field(self, cls: str, name: str) -> bool:
@@ -350,6 +351,11 @@ class LayerFacts:
     def _layer_constructor(self, func: ast.AST) -> bool:
         return self._layer_constructor_name(self.resolve(func))
 
+    def layer_constructor_name(self, qualified: str | None) -> bool:
+        """Whether a qualified name constructs a layer: a framework's layer class or a
+        layer class of this file."""
+        return self._layer_constructor_name(qualified)
+
     def _layer_constructor_name(self, qualified: str | None) -> bool:
         if not qualified:
             return False
@@ -454,6 +460,10 @@ class LayerFacts:
             if parent.attr in _CAST_METHODS and _casts_to_follower(grand):
                 return True
             parent = parents.get(id(grand))
+        # A branch of a conditional expression (or an operand of `or`) is the value too.
+        child: ast.AST = call
+        while isinstance(parent, (ast.IfExp, ast.BoolOp)) and not (isinstance(parent, ast.IfExp) and parent.test is child):
+            child, parent = parent, parents.get(id(parent))
         if isinstance(parent, ast.Assign):
             names = {n.id for t in parent.targets for n in walk(t) if isinstance(n, ast.Name)}
             return bool(names & casts)
@@ -574,6 +584,34 @@ class LayerFacts:
                                                                            "__dict__"):
                     yield function, node  # read by name or wholesale: not benign
 
+    def overridden_field(self, cls_name: str, attr: str) -> bool:
+        """Whether a class-level default is never the value read, because every instance
+        gets ``self.<attr>`` from a constructor: the class's ``__init__`` (its own or an
+        in-file base's) assigns it or hands it to ``super().__init__`` by name, or the
+        class has none and every in-file subclass's does (an abstract base whose field
+        only documents the attribute)."""
+        if cls_name not in self.classes:
+            return False
+
+        def sets(cls: _Class) -> bool | None:
+            init = self._method(cls, "__init__")
+            if init is None:
+                return None
+            return any(attr == stored for stored, _ in self._stores(init)) or any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+                and any(k.arg == attr for k in n.keywords) or isinstance(n, ast.Call) and isinstance(
+                    n.func, ast.Attribute) and n.func.attr == "__init__" and any(
+                    isinstance(a, ast.Name) and a.id == attr for a in n.args)
+                for n in walk(init.node))
+
+        cls = self.classes[cls_name]
+        own = sets(cls)
+        if own is not None:
+            return own
+        subclasses = [c for c in self.classes.values() if c is not cls
+                      and any(b.rsplit(".", 1)[-1] == cls_name for b in c.bases)]
+        return bool(subclasses) and all(sets(c) for c in subclasses)
+
     def _family(self, cls_name: str) -> set[str]:
         family = {cls_name}
         changed = True
@@ -594,21 +632,24 @@ class LayerFacts:
     def _callers_decide(self, function: _Function, name: str) -> bool:
         """A method whose every call in its class (``self.<method>(...)``) passes the dtype,
         casts the result back where it is applied, or runs at init time (an init method, a
-        ``register_buffer``): its default is never what decides."""
-        if function.cls is None:
-            return False
+        ``register_buffer``): its default is never what decides. So too a module-level
+        function private to the file (``_name``), whose every call is in the file."""
         method = function.key[1][0]
+        if function.cls is None and not (len(function.key[1]) == 1 and method.startswith("_")):
+            return False
         params = [p for p in function.params if p != "self"]
         position = params.index(name) if name in params else -1
         calls = 0
         for caller in self.functions.values():
-            if caller.key[0] not in self._family(function.cls):
+            if function.cls is not None and caller.key[0] not in self._family(function.cls):
                 continue
             casts = self._cast_names(caller)
             at_init = _at_init(caller.key[1][0])
             for node in walk(caller.node):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                        and node.func.attr == method and _is_self(node.func.value)):
+                if not (isinstance(node, ast.Call) and (
+                        (function.cls is not None and isinstance(node.func, ast.Attribute)
+                         and node.func.attr == method and _is_self(node.func.value))
+                        or (function.cls is None and isinstance(node.func, ast.Name) and node.func.id == method))):
                     continue
                 calls += 1
                 passes = any(k.arg == name for k in node.keywords) or (
@@ -754,6 +795,22 @@ def _cast_receivers(function: ast.AST) -> set[str]:
                 and _casts_to_follower(node)):
             out.update(n.id for n in walk(node.func.value) if isinstance(n, ast.Name))
     return out
+
+
+def _initializer_factory(function: _Function, name: str) -> bool:
+    """A function that makes parameters (``init_params``, ``init_weights``), or that
+    returns an initializer and only hands the dtype to it as its default
+    (``def init(key, shape, dtype=dtype)``): the dtype is the parameters' storage."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z][a-z]*", function.key[1][-1])}
+    if "init" in words and words & {"params", "param", "parameters", "weights", "variables"}:
+        return True
+    uses = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    defaults = {id(d) for inner in walk(function.node) if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and inner is not function.node and len(inner.args.args) >= 2
+                and any(w in inner.args.args[0].arg.lower() for w in _KEY_WORDS)
+                and "shape" in inner.args.args[1].arg.lower()
+                for d in (*inner.args.defaults, *inner.args.kw_defaults) if d is not None}
+    return bool(uses) and all(id(use) in defaults for use in uses)
 
 
 def _initializer_signature(function: _Function, name: str) -> bool:

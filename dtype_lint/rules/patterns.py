@@ -332,6 +332,9 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
                     if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                             and func.value.value == "self" and child is not func and facts.is_sublayer(cls, name)):
                         return False  # applied to a sub-layer here, in the layer's dtype
+                    if (isinstance(func, cst.Call) and child is not func
+                            and facts.layer_constructor_name(ctx.resolve(func.func))):
+                        return False  # applied to a layer made in place (`nn.Dense(8)(x)`)
                 if isinstance(node, cst.Assign):
                     targets = {n.value for t in node.targets for n in names_in(t.target)}
                     deliberate = deliberate or any(word in t.lower() for t in targets

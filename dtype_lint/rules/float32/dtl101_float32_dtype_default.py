@@ -189,8 +189,9 @@ class Float32DtypeDefault(Rule):
         if cls is None or self.ctx.in_function or self._data_side_class(cls.name) or self._data_side(
                 self.ctx.module_stem):
             return
-        if self._is_compute_name(name) and is_float32(value, self.ctx) and not self.ctx.layers(
-                self.options).benign_field(cls.name, name):
+        facts = self.ctx.layers(self.options)
+        if self._is_compute_name(name) and is_float32(value, self.ctx) and not (
+                facts.benign_field(cls.name, name) or facts.overridden_field(cls.name, name)):
             self._flag(name, value, annotation)
 
     def _flag(self, name: str, default: cst.BaseExpression, annotation: cst.Annotation | None) -> None:
