@@ -82,7 +82,9 @@ def main() -> int:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(dtype_lint.__file__).parent)], check=True)
     corpus = args.corpus or fetch_corpus(ROOT / ".bench-cache" / "perf-corpus")
     rows: list[tuple[str, str, float | None, str, str]] = []
-    notes: list[str] = [interpreter_note()]
+    package = Path(dtype_lint.__file__).parent
+    notes: list[str] = [interpreter_note(), f"dtype_lint measured from {package}"]
+    source = source_stamp(package)
     identical = True
     for name in args.sets.split(","):
         folders = [corpus / p for p in (MEDIUM if name == "medium" else PACKAGES)]
@@ -92,6 +94,9 @@ def main() -> int:
         set_rows, same = measure_set(name, folders, args.repeat if name == "medium" else 1, args.anchors, notes)
         rows += set_rows
         identical &= same
+    if source_stamp(package) != source:
+        notes.append(f"dtype-lint's source under {package} CHANGED during the run: its cache keys changed with it, "
+                      "so the warm and edit rows are void; measure a snapshot (PYTHONPATH=a `git archive` of it)")
     _per_line_ratio(rows)
     print_table(rows)
     print("\nnotes:")
@@ -120,6 +125,12 @@ def interpreter_note() -> str:
     if missing:
         note += f"; NOT installed there, so not counted: {', '.join(missing)}"
     return note
+
+
+def source_stamp(package: Path) -> list[tuple[str, int, int]]:
+    """Names, sizes and modification times of dtype-lint's modules (what its cache's keys
+    cover): when they change during the run, warm runs lint everything again."""
+    return [(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(package.rglob("*.py"))]
 
 
 def fetch_corpus(dest: Path) -> Path:
@@ -285,7 +296,12 @@ def edit_rows(folders: list[Path], row, notes: list[str], name: str) -> None:
         else:  # the cache's layout changed: a module widely imported, by name
             notes.append(f"{name}: the cache's records of consulted files could not be read")
             hub = next((p for p in files if p.endswith(("modeling_utils.py", os.sep + "module.py"))), files[0])
-        leaf = next((p for p in files if p not in consulted and Path(p).name != "__init__.py"), files[-1])
+        imported = imported_names(files)
+        leaves = [p for p in files if p not in consulted and Path(p).name != "__init__.py"]
+        leaf = next((p for p in leaves if Path(p).stem not in imported), leaves[0] if leaves else files[-1])
+        why = {hub: f"consulted by {consulted.get(hub, 0)} results", leaf: "nothing imports it"}
+        if Path(leaf).stem in imported:
+            why[leaf] = "no result consulted it"
         for chosen in (hub, leaf):
             expected = consulted.get(chosen, 0) + 1 if records else None
             with open(chosen, "ab") as handle:
@@ -294,8 +310,22 @@ def edit_rows(folders: list[Path], row, notes: list[str], name: str) -> None:
             shown = os.path.relpath(chosen, copy)
             target = ("" if expected is None else
                       f"= {expected}: the file + the {expected - 1} results that consulted it")
-            row(f"after editing {shown}: warm run, -j default", wall,
-                f"{linted} files re-linted of {total}; CPU {cpu:.2f} s", target)
+            row(f"after editing {shown} ({why[chosen]}): warm run, -j default", wall,
+                f"{linted} file{'s' * (linted != 1)} re-linted of {total}; CPU {cpu:.2f} s", target)
+
+
+IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+(\([^)]*\)|[^\n]*)|import\s+([^\n]*))", re.MULTILINE)
+
+
+def imported_names(files: list[str]) -> set[str]:
+    """Every name an import statement of ``files`` writes (modules and what is taken
+    from them): a file whose stem is not among them is imported by none of them."""
+    names: set[str] = set()
+    for path in files:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        for match in IMPORT.finditer(text):
+            names.update(re.findall(r"\w+", " ".join(g for g in match.groups() if g)))
+    return names
 
 
 def verbose(command: list[str], stderr: str) -> tuple[float, float, int, int]:
