@@ -21,6 +21,11 @@ def fixture_files() -> list[Path]:
     return sorted(FIXTURES.glob("dtl*.py"))
 
 
+def package_fixture_files() -> list[Path]:
+    """The multi-file fixture package's files (cross-file findings)."""
+    return sorted((FIXTURES / "xfile").rglob("*.py"))
+
+
 def notebook_fixtures() -> list[Path]:
     return sorted(FIXTURES.glob("nb_*.ipynb"))
 

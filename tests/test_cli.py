@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, expectations, fixture_files, notebook_expectations, notebook_fixtures, run_process
+from conftest import (FIXTURES, expectations, fixture_files, notebook_expectations, notebook_fixtures,
+                      package_fixture_files, run_process)
 
 HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
 CLEAN = "def f(x, dtype=None):\n    return x\n"
@@ -102,7 +103,8 @@ def test_full_output_shows_the_line_and_a_caret(cli, project):
 def test_statistics(cli):
     out = cli("check", str(FIXTURES), "--statistics", "-q").out
     counts = {line.split()[1]: int(line.split()[0]) for line in out.splitlines()}
-    expected = collections.Counter(code for path in fixture_files() for _, code in expectations(path))
+    expected = collections.Counter(code for path in fixture_files() + package_fixture_files()
+                                   for _, code in expectations(path))
     expected.update(code for path in notebook_fixtures() for _, _, code in notebook_expectations(path))
     assert counts == dict(expected)
 

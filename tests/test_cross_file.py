@@ -17,11 +17,11 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import FIXTURES, expectations
+from conftest import FIXTURES, expectations, package_fixture_files
 from test_sarif import validator
 
 PACKAGE = FIXTURES / "xfile"
-FILES = sorted(PACKAGE.rglob("*.py"))
+FILES = package_fixture_files()
 
 
 def expected() -> set[tuple[str, int, str]]:

@@ -11,7 +11,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from dtype_lint.core.engine import _positions, _reduce, _statement_lines
 from dtype_lint.core.traversal import descendants
 
-FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
+# Every fixture file that holds findings (the multi-file package's other files hold none).
+FIXTURES = sorted(p for p in (Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py")
+                  if "# expect:" in p.read_text(encoding="utf-8"))
 LAYOUTS = {
     "header comments and blank lines": "# a\n\n# b\n\nimport torch\n\n\nx = 1; y = torch.float32\n",
     "decorators and a docstring": '"""doc"""\n@a\n@b(\n  1)\ndef f(x=torch.float32):\n    return x\n',

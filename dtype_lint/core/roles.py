@@ -90,6 +90,8 @@ _CASTING_CLASS_WORDS = frozenset({"precision", "cast", "casting", "caster", "aut
 # Words of a function's name that make it an explicit casting helper (`tree_cast`,
 # `cast_params`, `convert_to_fp16`; also options.CAST_HELPER_PATTERNS, such as `to_bf16`):
 # its body is the casting API, its call sites are not.
+# The path's reason for a cast under a test of another value's dtype.
+MATCHED_DTYPE = "cast to match another value's dtype"
 CASTING_FUNCTION_WORDS = frozenset({"cast", "casting", "caster", "convert", "converter"})
 # Export and deployment runtimes: code that uses them prepares or runs an exported model.
 # (TorchScript is not among them: training code scripts models too.)
@@ -668,7 +670,7 @@ class Roles:
             return None  # the code says this branch runs while training
         text = _cst_dotted(_cst_strip_moves(receiver)) if receiver is not None else None
         if facts is not None and facts.guarded_match.get(id(node), frozenset()) - {text}:
-            return "cast to match another value's dtype"
+            return MATCHED_DTYPE
         if facts is not None and id(node) in facts.guarded_infer:
             return "under no_grad/inference_mode"
         names = [s.name.lower() for s in ctx.scopes if isinstance(s.node, cst.FunctionDef)]

@@ -7,8 +7,9 @@ A summary holds names, not trees, so it is small, JSON-able and cached by conten
   and ``stars``, the modules of ``from m import *``;
 * ``aliases``: module-level ``Name = other.name`` re-bindings;
 * ``classes``: each top-level class's bases (dotted as the file imports them), its
-  constructor's parameters and which of them ``__init__`` keeps on ``self`` (directly,
-  through ``x or default``, a conditional, or a container display);
+  constructor's parameters, their defaults that are names, and which of them
+  ``__init__`` keeps on ``self`` (directly, through ``x or default``, a conditional, or
+  a container display);
 * ``functions``: each top-level function's parameters, which of them it casts to a low
   precision (the whole object, or every parameter of it), which it hands on to another
   function (so casts are followed through helpers), and whether it returns a local
@@ -39,6 +40,7 @@ class ClassSummary:
     bases: list[str]
     init_params: list[str]
     stores: dict[str, list[int]]  # constructor parameter -> [line, column] of the store on self
+    init_defaults: dict[str, str]  # constructor parameter -> its default, where a dotted name
 
 
 @dataclasses.dataclass
@@ -147,8 +149,13 @@ def _class(node: ast.ClassDef) -> ClassSummary:
     init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     params: list[str] = []
     stores: dict[str, list[int]] = {}
+    defaults: dict[str, str] = {}
     if init is not None:
         params = _params(init)[1:]
+        positional = [*init.args.posonlyargs, *init.args.args]
+        pairs = list(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
+        pairs += [(a, d) for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None]
+        defaults = {a.arg: dotted for a, d in pairs if (dotted := _dotted(d))}
         for sub in ast.walk(init):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -156,7 +163,7 @@ def _class(node: ast.ClassDef) -> ClassSummary:
                     for name in _kept_names(sub.value):
                         if name in params:
                             stores.setdefault(name, [sub.lineno, sub.col_offset + 1])
-    return ClassSummary(node.lineno, node.col_offset + 1, bases, params, stores)
+    return ClassSummary(node.lineno, node.col_offset + 1, bases, params, stores, defaults)
 
 
 def _on_self(target: ast.expr) -> bool:

@@ -28,6 +28,7 @@ from dtype_lint.rules.pickling.flow_shapes import (
 _CALLABLES = (("collate_fn", 6), ("worker_init_fn", 10))
 _NUM_WORKERS = ("num_workers", 5)
 _LOADER_WORD = re.compile("DataLoader")
+_WORKER_INIT_STORE = re.compile(r"\.\s*worker_init_fn\s*=(?!=)")
 
 
 class UnpicklableDataLoaderCallable(Rule):
@@ -45,7 +46,10 @@ class UnpicklableDataLoaderCallable(Rule):
             through names, `x or (lambda ...)`, conditional expressions and `self.attr`.
             A `**kwargs` argument is followed to the dict it names: its display,
             `dict(...)`, `d["worker_init_fn"] = ...` and `d.update(...)` in the same
-            function; such a value is reported where it is stored.
+            function; such a value is reported where it is stored. So is a value
+            assigned to a loader's `worker_init_fn` attribute after it is made
+            (`self.worker_init_fn = init` in a loader class or mixin): it runs in each
+            worker, so that loader has workers.
             """,
         why_bad="""
             With `num_workers > 0`, each worker receives the dataset, `collate_fn` and
@@ -74,6 +78,8 @@ class UnpicklableDataLoaderCallable(Rule):
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
         def keeps(t, lc, u) -> bool:
+            if "worker_init_fn" in t and _WORKER_INIT_STORE.search(t):
+                return True
             if "DataLoader" in t:
                 if u is None:
                     return may_make_source(t, lc, u)
@@ -108,7 +114,19 @@ class UnpicklableDataLoaderCallable(Rule):
                 "ShardedDataLoader(dataset=ds, num_workers=args.procs, collate_fn=lambda b: b[0])"),
         Invalid("from torch.utils.data import DataLoader\ndef make(ds, cfg):\n    kw = dict(cfg)\n"
                 "    kw['worker_init_fn'] = lambda i: seed(i)\n    return DataLoader(ds, **kw)"),
+        Invalid("class AffinityLoader(DataLoader):\n    def pin(self, cores):\n"
+                "        def init(worker_id):\n            set_affinity(cores[worker_id])\n"
+                "        self.worker_init_fn = init"),
     )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``loader.worker_init_fn = init``: set on a loader (or a loader class's ``self``)
+        after it is made; it runs in each worker, so the loader has workers."""
+        if not any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "worker_init_fn"
+                   for t in node.targets):
+            return
+        for source in FileFlow.of(self.ctx).sources(node.value):
+            self.report(source.node, self.message.format(kind=source.kind, sink="a loader's worker_init_fn"))
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)

@@ -7,6 +7,8 @@ import re
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.flow import FileFlow, attribute_key
+from dtype_lint.core.finding import Step
+from dtype_lint.core.model.project import qualify, shown
 from dtype_lint.core.model.summary import ClassSummary
 from dtype_lint.core.shapes import Index, Prefilter, Syntax, literals, may_be_module, pickled_type
 from dtype_lint.rules.base import Invalid, Rule
@@ -40,6 +42,16 @@ class CallableOnModule(Rule):
               `dm = cls()` in a classmethod, `type(self)()`;
             - an attribute's container: `self.funcs.append(...)`, `self.table[k] = ...`,
               and what a `defaultdict` keeps (its default factory);
+            - an attribute of a submodule or any object inside a model
+              (`model.encoder.head = Local()`): it is pickled with the model;
+            - a hook registered on a model that the function hands back
+              (`m.register_forward_hook(f)` ... `return model`): the model keeps it;
+              hooks an engine or callback registers on a model it holds, and hooks
+              whose handle is removed, stay in their process and are not reported;
+            - a lambda in a class body (`class Metric(Enum): COSINE = lambda ...`),
+              named `Metric.<lambda>`, which pickle cannot import: reported where a
+              module's constructor of this file keeps a parameter whose default is a
+              member of that class;
             - an argument of a `Dataset` constructor or of a dataset-pipeline stage
               (`wds.map_dict(text=lambda t: ...)`);
             - an argument that a module's constructor keeps on `self`, in this file or
@@ -103,6 +115,8 @@ class CallableOnModule(Rule):
                 or (lc and any(owner in t for owner in owners))
                 or (lc and (u is None or _constructs_pickled(u)))
                 or (lc and _CONTAINER_STORE.search(t))
+                or (lc and "register_" in t and "hook" in t)
+                or (lc and u is not None and _lambda_member(u))
                 or returns_local(lc, u)
                 # A store in a `finally` block: the flow takes the attribute as restored.
                 or ("finally" in t and _attr_store(t) and (u is None or _restores(u.index)))),
@@ -148,6 +162,8 @@ class CallableOnModule(Rule):
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Lambda) and not self.ctx.in_function and self.ctx.current_class:
+            self._class_body_lambda(node.value, self.ctx.current_class.name)
         for target in node.targets:
             if isinstance(target.target, cst.Attribute):
                 self._check_store(target.target.value, target.target.attr.value, node.value)
@@ -162,6 +178,9 @@ class CallableOnModule(Rule):
             self._check_store(node.args[0].value, attribute_key(node.args[1].value, self.ctx), node.args[2].value)
             return
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _HOOK_REGISTRARS and node.args:
+            self._hook(node)
+            return
         if (isinstance(func, cst.Attribute) and func.attr.value in _CONTAINER_ADDS
                 and isinstance(func.value, cst.Attribute)):
             # self.funcs.append(value): kept in a container the object holds
@@ -186,6 +205,46 @@ class CallableOnModule(Rule):
             for source in flow.sources(arg.value):
                 self.report(source.node, self.message.format(kind=source.kind, owner=owner),
                             flow=self.ctx.class_steps(qualified))
+
+    def _class_body_lambda(self, value: cst.Lambda, holder: str) -> None:
+        """A lambda in a class body (an Enum of distance functions, say) is named
+        ``Holder.<lambda>``, which pickle cannot import. It is reported where a module
+        of this file keeps such a member: a constructor's default (``metric=Holder.COSINE``)
+        that ``__init__`` stores on ``self``; the finding's path shows the store."""
+        view = self.ctx.view
+        if view is None or self.ctx.current_class.local:  # type: ignore[union-attr]
+            return
+        own = view.own(self.ctx.source or self.ctx.module.code, self.ctx.file_tree())
+        for name, cls in own.classes.items():
+            kept = [p for p, default in cls.init_defaults.items() if default.split(".")[0] == holder and p in cls.stores]
+            if not kept or not any(self.ctx.kinds_of(qualify(own, base)) & {"torch_module", "dataset"}
+                                   for base in cls.bases):
+                continue
+            store = Step(shown(view.path), *cls.stores[kept[0]], f"{name}.__init__ keeps `{kept[0]}` (default "
+                                                                 f"{cls.init_defaults[kept[0]]}) on self")
+            owner = f"a {name} module by {name}.__init__ ({store.path}:{store.line})"
+            self.report(value, self.message.format(kind=f"a lambda in the body of {holder}", owner=owner),
+                        flow=(store,))
+            return
+
+    def _hook(self, call: cst.Call) -> None:
+        """``m.register_forward_hook(f)`` in a function that hands the model back
+        (``return model``, ``m`` being it or one of its submodules): the model keeps ``f``
+        in its hooks, and whoever saves or spawns it pickles them. Hooks an engine or a
+        callback registers at run time on a model it holds, and temporary hooks (a
+        handle's ``.remove()``), stay in the process."""
+        function = self.ctx.function
+        root = _root(call.func.value)  # type: ignore[union-attr]
+        while isinstance(root, cst.Call):
+            root = _root(root.func)
+        if function is None or not isinstance(root, cst.Name) or root.value == "self":
+            return
+        body = self.ctx.module.code_for_node(function.node)
+        if ".remove()" in body or not re.search(rf"\breturn\s+{re.escape(root.value)}\s*(?:[,)#]|$)", body, re.MULTILINE):
+            return
+        owner = f"a module's hooks ({call.func.attr.value} keeps it)"  # type: ignore[union-attr]
+        for source in FileFlow.of(self.ctx).sources(call.args[0].value):
+            self.report(source.node, self.message.format(kind=source.kind, owner=owner))
 
     def _kept_by_constructor(self, call: cst.Call, qualified: str) -> None:
         """A module's constructor that keeps an argument on ``self``, in this file or
@@ -232,6 +291,12 @@ class CallableOnModule(Rule):
             return None
         if module_kind(receiver, self.ctx, self.options):
             return "a model"
+        root = _root(receiver)
+        if root is not receiver and isinstance(root, cst.Name) and not _python_module(root, self.ctx) and (
+                module_kind(root, self.ctx, self.options)):
+            # model.encoder.head = ...: a submodule (or any object) inside the model's
+            # attributes is pickled with it
+            return "a model (in one of its submodules)"
         # An instance the file constructs: `ds = MyDataset(...)`, `dm = cls()` in a
         # classmethod of a data module.
         if not (isinstance(receiver, cst.Name) and isinstance(self.ctx.lookup_binding(receiver.value), cst.Call)):
@@ -270,6 +335,10 @@ class CallableOnModule(Rule):
 
 
 _MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
+# Methods of a torch module that keep the function they are given in its hooks.
+_HOOK_REGISTRARS = frozenset({"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                              "register_full_backward_pre_hook", "register_backward_hook",
+                              "register_state_dict_pre_hook", "register_load_state_dict_post_hook"})
 # Methods that put their argument into a container (a list, dict or set attribute).
 _CONTAINER_ADDS = frozenset({"append", "extend", "insert", "add", "setdefault"})
 _CONTAINER_STORE = re.compile(r"\.\s*(?:append|extend|insert|add|setdefault)\s*\(|\]\s*=(?!=)")
@@ -287,6 +356,19 @@ def _python_module(receiver: cst.BaseExpression, ctx) -> bool:
     if isinstance(bound, cst.Call):
         return ctx.resolve(bound.func) in _MODULE_MAKERS
     return bound is not None and (ctx.resolve(bound) or "").endswith("ModuleType")
+
+
+def _root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The head of an attribute chain (``model`` in ``model.encoder.head``)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node
+
+
+def _ast_root(node: ast.AST) -> ast.AST:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
 
 
 def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -314,8 +396,14 @@ def _callable_store(text: str, u: Syntax) -> bool:
         return False
     known = u.names()
     return any((isinstance(owner, ast.Name) and owner.id == "self") or may_be_module(owner, known, 0)
+               or may_be_module(_ast_root(owner), known, 0)
                or (isinstance(owner, ast.Name) and any(_may_construct(v) for v in known.bindings.get(owner.id, ())))
                for owner, _ in stores)
+
+
+def _lambda_member(u: Syntax) -> bool:
+    """A name bound to a lambda outside functions (a class body's member)."""
+    return any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) for node in u.nodes)
 
 
 def _constructs_pickled(u: Syntax) -> bool:

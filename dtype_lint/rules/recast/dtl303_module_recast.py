@@ -9,7 +9,7 @@ from typing import Callable
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.traversal import descendants
 from dtype_lint.core.model.summary import FunctionSummary
-from dtype_lint.core.roles import DEVICE_MOVES, factory_name, key_of, models_path, roles
+from dtype_lint.core.roles import DEVICE_MOVES, MATCHED_DTYPE, factory_name, key_of, models_path, roles
 from dtype_lint.core.shapes import (Index, Names, Prefilter, cast_call, literals, module_type, named_module,
                                      qualified_names)
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
@@ -46,7 +46,11 @@ class ModuleRecast(Rule):
             this file or another, itself or through the helpers it passes it on to (the
             project model's summaries; the finding's path shows each call and the cast);
             a module recast one parameter or buffer at a time (`for p in
-            model.parameters(): p.data = p.data.half()`); and a parameter replaced by a
+            model.parameters(): p.data = p.data.half()`, over any iterable, directly or
+            through a name or a helper of the file that returns the cast; to any dtype
+            not taken from the tensors themselves, float32 and a caller's dtype
+            included: such a loop bypasses the model's configuration either way); and a
+            parameter replaced by a
             recast copy of itself (`self.emb = nn.Parameter(self.emb.half())`).
 
             Only casts that may run before or during training are reported. A branch taken
@@ -205,24 +209,54 @@ class ModuleRecast(Rule):
 
     def visit_For(self, node: cst.For) -> None:
         """``for p in model.parameters(): p.data = p.data.half()``: the module recast one
-        parameter (or buffer) at a time, which is the whole module's cast by hand."""
+        parameter (or buffer) at a time, which is the whole module's cast by hand. Only
+        parameters and buffers have their ``.data`` replaced, so any loop that does so to
+        each element recasts them (``for p in group["params"]``, an ordering's
+        ``generate()``)."""
         owner = _members_owner(node.iter)
-        if owner is None:
-            return
         names = {n.value for n in descendants(node.target) if isinstance(n, cst.Name)}
-        for stmt in descendants(node.body):
-            if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.Call)):
-                continue
+        assigns = [s for s in descendants(node.body) if isinstance(s, cst.Assign) and len(s.targets) == 1]
+        # Names the loop body binds, to their values.
+        bound = {a.targets[0].target.value: a.value for a in assigns if isinstance(a.targets[0].target, cst.Name)}
+        for stmt in assigns:
             target = stmt.targets[0].target
             if not (isinstance(target, cst.Attribute) and target.attr.value == "data"
                     and isinstance(target.value, cst.Name) and target.value.value in names):
                 continue
-            receiver = cast_target(stmt.value, self.ctx)
-            if receiver is None or _root(receiver) not in names or not self._recasts(stmt.value):
+            cast = self._cast_of(stmt.value, names, bound)
+            # A dtype the caller asked for does not make a hand recast of each parameter
+            # a configuration: the module's own dtype arguments are bypassed all the same.
+            if cast is None or not self._recasts(cast, requested=False):
                 continue
             if not self._skipped(owner):
-                self._cast(stmt.value, f"every parameter of `{self._code(owner)}` recast in a loop", owner)
+                self._cast(cast, f"every parameter of `{self._code(owner)}` recast in a loop", owner, each=True)
             return
+
+    def _cast_of(self, value: cst.BaseExpression, names: set[str], bound: dict[str, cst.BaseExpression],
+                 depth: int = 0) -> cst.Call | None:
+        """The cast of a loop variable that ``value`` is: the cast itself, a name the loop
+        bound to one, or a call of a function of this file (a nested helper such as
+        ``half_fn(p)``) that returns a cast of its parameter."""
+        if depth > 3:
+            return None
+        if isinstance(value, cst.Name) and value.value in bound:
+            return self._cast_of(bound[value.value], names, bound, depth + 1)
+        if not isinstance(value, cst.Call):
+            return None
+        receiver = cast_target(value, self.ctx)
+        if receiver is not None:
+            return value if _root(receiver) in names else None
+        if isinstance(value.func, cst.Name) and value.func.value in self.ctx.functions and any(
+                isinstance(a.value, cst.Name) and a.value.value in names for a in value.args):
+            helper = self.ctx.functions[value.func.value]
+            params = {p.name.value for p in helper.params.params}
+            for node in descendants(helper.body):
+                returned = node.value if isinstance(node, cst.Return) else None
+                for branch in (returned.body, returned.orelse) if isinstance(returned, cst.IfExp) else (returned,):
+                    if isinstance(branch, cst.Call) and (inner := cast_target(branch, self.ctx)) is not None \
+                            and _root(inner) in params:
+                        return branch
+        return None
 
     def _helper_casts(self, call: cst.Call, qualified: str) -> None:
         """A module handed to a function that casts it, in this file or another, itself
@@ -288,17 +322,19 @@ class ModuleRecast(Rule):
         params = function.node.params
         return any(p.name.value == receiver.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
-    def _recasts(self, call: cst.Call) -> bool:
+    def _recasts(self, call: cst.Call, requested: bool = True) -> bool:
         """Not a cast to float32, which restores the default precision, nor one to another
         model's or tensor's dtype (`.to(unet.dtype)`, `dtype=old.weight.dtype`), which
-        keeps what is there."""
-        if cast_dtype_name(call, self.ctx) == "float32":
+        keeps what is there, nor (``requested``) to a dtype the caller asked a loader for.
+        A parameter-by-parameter loop (not ``requested``) is a hand recast to float32 too:
+        it changes the precision the model was loaded in, one tensor at a time."""
+        if requested and cast_dtype_name(call, self.ctx) == "float32":
             return False
         dtype = argument(call, 0, "dtype")
         if method_name(call) == "to" and (dtype is None or not names_dtype(dtype, self.ctx)):
             dtype = argument(call, 1, None) or argument(call, None, "dtype")
         found = roles(self.ctx, self.options)
-        return not (found.matches_existing_dtype(dtype) or found.requested_dtype(dtype))
+        return not (found.matches_existing_dtype(dtype) or (requested and found.requested_dtype(dtype)))
 
     def _storage_dtype(self, call: cst.Call) -> bool:
         """A helper applying a configured storage dtype (`cast_tree(mu, mu_dtype)`): the
@@ -309,8 +345,12 @@ class ModuleRecast(Rule):
             for arg in call.args
         )
 
-    def _cast(self, node: cst.Call, why: str, receiver: cst.BaseExpression | None) -> None:
-        if roles(self.ctx, self.options).path(node, receiver) is None:
+    def _cast(self, node: cst.Call, why: str, receiver: cst.BaseExpression | None, each: bool = False) -> None:
+        """Report unless the cast's path says it does not reach training. A loop over the
+        parameters (``each``) that tests each one's dtype recasts those it picks all the
+        same: its guard chooses which tensors to recast, not a dtype to match."""
+        reason = roles(self.ctx, self.options).path(node, receiver)
+        if reason is None or (each and reason == MATCHED_DTYPE):
             self.report(node, self.message.format(why=why))
 
     def _parameter_replaced(self, target: cst.BaseExpression, value: cst.Call) -> None:
@@ -336,15 +376,20 @@ _CAST_METHOD_NAMES = CAST_METHODS | TYPE_CAST_METHODS
 # A function named for the precision it casts to: `model2half`, `wrap_fp16_model`.
 _PRECISION_NAME = re.compile(r"half|fp16|bf16|float16|bfloat16")
 _MEMBERS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
-_PARAMETER_LOOP = re.compile(r"\.\s*(?:named_)?(?:parameters|buffers)\s*\(")
+# `p.data = ...`: what a loop that recasts parameters one at a time does.
+_PARAMETER_LOOP = re.compile(r"\.\s*data\s*=(?!=)")
 
 
-def _members_owner(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``model`` in ``model.parameters()``, ``model.named_buffers()``."""
+def _members_owner(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """What the loop runs over the parameters of: ``model`` in ``model.parameters()``,
+    ``group`` in ``group["params"]``; else the iterable itself (a loop that sets each
+    element's ``.data`` runs over parameters or buffers, whatever yields them)."""
     if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
             and iterable.func.attr.value in _MEMBERS):
         return iterable.func.value
-    return None
+    if isinstance(iterable, cst.Subscript):
+        return iterable.value
+    return iterable
 
 
 def _root(node: cst.BaseExpression) -> str | None:
