@@ -3,6 +3,7 @@ files without importing them, bounded on cycles, unknown where nothing says."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from dtype_lint.core.model.finder import ModuleFinder, module_name
 from dtype_lint.core.model.project import ProjectModel
-from dtype_lint.core.model.summary import ModuleSummary, absolute_module, summarize
+from dtype_lint.core.model.summary import ModuleSummary, absolute_module, detail, summarize
 from dtype_lint.frameworks.bases import framework_kinds
 
 
@@ -28,7 +29,7 @@ def test_relative_imports_resolve_from_the_package_and_stop_above_its_root():
 
 
 def test_a_summary_keeps_bases_stores_casts_and_passes():
-    summary = summarize(textwrap.dedent("""
+    text = textwrap.dedent("""
         from torch import nn
         from .base import *
         class Net(nn.Module):
@@ -45,14 +46,18 @@ def test_a_summary_keeps_bases_stores_casts_and_passes():
         def factory():
             def inner(): ...
             return inner
-    """), "pkg.nets.m", False)
+    """)
+    summary = summarize(text, "pkg.nets.m", False)
     assert summary.stars == ["pkg.nets.base"]
+    assert summary.functions["cast"].casts is None  # function bodies are read on first use
+    tree = ast.parse(text)
+    for name, function in summary.functions.items():
+        detail(function, tree, name)
     net = summary.classes["Net"]
     assert net.bases == ["nn.Module"] and net.init_params == ["act", "dim"] and set(net.stores) == {"act"}
     assert summary.functions["cast"].casts["model"][2:] == [".to()", "dtype"]
     assert summary.functions["each"].casts["net"][2] == "each parameter"
     assert summary.functions["outer"].passes["m"][0][:2] == ["cast", 0]
-    assert summary.functions["factory"].returns_local is not None
     assert ModuleSummary.from_json(summary.as_json()) == summary
 
 
@@ -103,6 +108,7 @@ def test_a_lint_records_what_it_consulted_and_a_changed_file_is_read_again(tmp_p
     model.view(str(tmp_path / "pkg" / "use.py")).class_kinds("pkg.base.B", framework_kinds)
     assert str(tmp_path / "pkg" / "base.py") in again
     (tmp_path / "pkg" / "base.py").write_text("class B: ...\n# now a plain class\n", encoding="utf-8")
+    model.new_epoch()  # what a long-lived front-end does before each lint
     assert model.view(str(tmp_path / "pkg" / "use.py")).class_kinds("pkg.base.B", framework_kinds)[0] == set()
 
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from dtype_lint.core import roles, shapes
 from dtype_lint.core.model.finder import class_like
+from dtype_lint.core.model.summary import FunctionSummary
 from dtype_lint.core.shapes import Prefilter
 from dtype_lint.frameworks.bases import TORCH_MODULE_BASES, framework_kinds
 
@@ -210,6 +211,7 @@ class _Planner:
                  options: Options, within: frozenset[int] | None = None, view: FileView | None = None) -> None:
         self.text = text
         self.view = view
+        self._casting: dict[tuple[str, int | str | None], bool] = {}
         self.within = within
         self.tree = tree
         self.lines = lines = text.split("\n")
@@ -298,13 +300,19 @@ class _Planner:
         candidates = [qualified] if "." in qualified else self.view.starred(qualified)
         return frozenset(k for c in candidates if class_like(c) for k in self.view.class_kinds(c, framework)[0])
 
-    def _casting_function(self, qualified: str) -> bool:
-        """Whether the project model finds a function that casts one of its parameters
-        (what DTL303's helper casts ask of it) under a dotted name or this file's own."""
+    def _casting_function(self, qualified: str, slot: int | str | None) -> bool:
+        """Whether the project model finds a function that casts the parameter ``slot``
+        binds (any of its parameters: None), what DTL303's helper casts ask of it, under
+        a dotted name or this file's."""
         if self.view is None:
             return False
-        found = self.view.local(self.text, qualified, self.tree)
-        return found is not None and bool(self.view.cast_params(found))
+        key = (qualified, slot)
+        if key not in self._casting:
+            found = self.view.local(self.text, qualified, self.tree)
+            slots = (found.node.params if slot is None else [slot]) if (
+                found is not None and isinstance(found.node, FunctionSummary)) else []
+            self._casting[key] = any(self.view.cast_path(found, s) is not None for s in slots)
+        return self._casting[key]
 
     def functions(self) -> dict[str, list[int]]:
         """The leaves that are functions, by each name they define (at any depth)."""

@@ -324,9 +324,9 @@ class Names:
     # the same), and the module a relative import names; nothing without a model.
     project_kinds: Callable[[str], frozenset[str]] = lambda qualified: frozenset()
     absolute: Callable[[str | None, int], str | None] = lambda module, level: None
-    # Whether a function (of this file or another) casts one of its parameters, itself or
-    # through helpers (the project model's summaries).
-    casting_function: Callable[[str], bool] = lambda qualified: False
+    # Whether a function (of this file or another) casts the parameter an argument (a
+    # position or a keyword; None: any) binds, itself or through helpers (the project model).
+    casting_function: Callable[[str, int | str | None], bool] = lambda qualified, slot: False
 
     def add(self, nodes: Iterable[ast.AST]) -> "Names":
         """These names plus the imports and bindings among ``nodes`` (a unit's)."""

@@ -37,3 +37,18 @@ def framework_kinds(qualified: str, torch_bases: frozenset[str] = TORCH_MODULE_B
     if qualified in DATASET_BASES or qualified.endswith("Dataset"):
         kinds.add("dataset")
     return kinds
+
+
+# Packages whose classes and functions the project model need not read: their classes are
+# none of the kinds above (arrays, dtypes, transforms of arrays), and their functions
+# cast no model handed to them. torch is read only where its modules and datasets live.
+_UNREAD_ROOTS = frozenset({"numpy", "jax", "jaxlib", "ml_dtypes", "scipy", "typing_extensions"})
+_TORCH_READ = ("torch.nn.", "torch.utils.data.", "torch.ao.nn.")
+
+
+def unread(qualified: str) -> bool:
+    """Whether a dotted name lies in a framework the project model does not read."""
+    root = qualified.split(".", 1)[0]
+    if root == "torch":
+        return not qualified.startswith(_TORCH_READ)
+    return root in _UNREAD_ROOTS

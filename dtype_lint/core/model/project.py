@@ -14,17 +14,24 @@ end; a name that cannot be resolved is unknown, never an error.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import dataclasses
 import hashlib
 import os
+import warnings
 from typing import Callable, Iterable, Iterator
 
 from dtype_lint.core.finding import Step
+from dtype_lint.frameworks.bases import unread
 from dtype_lint.core.model.finder import ModuleFinder, module_name, package_root, search_path
-from dtype_lint.core.model.summary import ClassSummary, FunctionSummary, ModuleSummary, absolute_module, summarize
+from dtype_lint.core.model.summary import (ClassSummary, FunctionSummary, ModuleSummary, absolute_module, detail,
+                                           summarize)
 
 MAX_HOPS = 12
+# Helpers handing a model on to helpers: followed this many calls deep.
+_MAX_CALL_DEPTH = 4
+_TREES_KEPT = 32
 # Files over this size are generated (tables, bindings), not code a name resolves into.
 MAX_SUMMARY_BYTES = 2 * 1024 * 1024
 
@@ -97,6 +104,15 @@ class ProjectModel:
         # remembered answer being computed (so a later hit consults the same files).
         self._collecting: list[set[str]] = []
         self._memos: dict[str, dict] = {}
+        # A file's stamp is read once per epoch: a run is one epoch (files do not change
+        # under it); an editor's server starts one per lint (:meth:`new_epoch`).
+        self._epoch = 0
+        self._checked: dict[str, int] = {}
+        self._trees: collections.OrderedDict[str, ast.Module] = collections.OrderedDict()
+
+    def new_epoch(self) -> None:
+        """Look at the files' stamps again (a file may have been saved since)."""
+        self._epoch += 1
 
     # -- recording -------------------------------------------------------------------
 
@@ -128,11 +144,7 @@ class ProjectModel:
         saved one since); if not, every remembered answer is dropped."""
         for path in files:
             entry = self._summaries.get(path)
-            try:
-                st = os.stat(path)
-            except OSError:
-                st = None
-            if entry is None or st is None or entry[0] != (st.st_mtime_ns, st.st_size):
+            if entry is None or self._load(path) is not entry:
                 self._memos.clear()
                 return False
         return True
@@ -157,12 +169,15 @@ class ProjectModel:
         return entry[2]
 
     def _load(self, path: str) -> tuple[tuple[int, int], str, ModuleSummary] | None:
+        entry = self._summaries.get(path)
+        if entry is not None and self._checked.get(path) == self._epoch:
+            return entry
         try:
             st = os.stat(path)
         except OSError:
             return None
+        self._checked[path] = self._epoch
         stamp = (st.st_mtime_ns, st.st_size)
-        entry = self._summaries.get(path)
         if entry is not None and entry[0] == stamp:
             return entry
         if st.st_size > MAX_SUMMARY_BYTES:
@@ -177,8 +192,26 @@ class ProjectModel:
         summary = summarize(data.decode("utf-8", "replace"), *named)
         if path in self._summaries:
             self._memos.clear()  # a file changed (an editor saved it): answers may differ
+            self._trees.pop(path, None)
         self._summaries[path] = entry = (stamp, digest, summary)
         return entry
+
+    def tree(self, path: str) -> ast.Module:
+        """A summarised file's ast, parsed again when a function's body is first asked
+        about (a few files per run); the last few are kept."""
+        if path in self._trees:
+            self._trees.move_to_end(path)
+            return self._trees[path]
+        try:
+            with open(path, "rb") as handle, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(handle.read())
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = ast.Module(body=[], type_ignores=[])
+        self._trees[path] = tree
+        if len(self._trees) > _TREES_KEPT:
+            self._trees.popitem(last=False)
+        return tree
 
 
 @dataclasses.dataclass
@@ -190,7 +223,8 @@ class FileView:
     is_package: bool
     root: str
     path: str = ""
-    _own: tuple[str, ModuleSummary] | None = None
+    _own: tuple[str, ModuleSummary, ast.Module | None] | None = None
+    _local: dict[str, Definition | None] = dataclasses.field(default_factory=dict)
 
     @property
     def package(self) -> str:
@@ -204,19 +238,25 @@ class FileView:
         """The summary of the text being linted (an editor's buffer may not be saved);
         ``tree``: its ast, where the caller has it."""
         if self._own is None or self._own[0] is not text:
-            self._own = (text, summarize(text, self.module, self.is_package, tree))
+            self._own = (text, summarize(text, self.module, self.is_package, tree), tree)
+            self._local.clear()
         return self._own[1]
 
     def local(self, text: str, dotted: str, tree: ast.Module | None = None) -> Definition | None:
         """A class or function of the linted text itself, or else of another file (a
         name the file does not bind may come from one of its star imports)."""
         summary = self.own(text, tree)
+        if dotted in self._local:
+            return self._local[dotted]
         node = summary.classes.get(dotted) or summary.functions.get(dotted)
         if node is not None:
-            return Definition(self.path, summary, dotted, node)
-        if "." in dotted:
-            return self.resolve(dotted)
-        return next((found for found in map(self.resolve, self.starred(dotted)) if found), None)
+            found = Definition(self.path, summary, dotted, node)
+        elif "." in dotted:
+            found = self.resolve(dotted)
+        else:
+            found = next((found for found in map(self.resolve, self.starred(dotted)) if found), None)
+        self._local[dotted] = found
+        return found
 
     def starred(self, name: str) -> list[str]:
         """Where a name the linted file uses without binding it may come from: its star
@@ -226,8 +266,21 @@ class FileView:
     # -- resolution ------------------------------------------------------------------
 
     def resolve(self, dotted: str) -> Definition | None:
-        """The class or function an absolute dotted name ends at, in another file."""
-        return self._resolve(dotted, set())
+        """The class or function an absolute dotted name ends at, in another file;
+        remembered with the files it took. Names in frameworks that hold no model class
+        and no casting helper (NumPy, JAX, torch outside ``torch.nn`` and its datasets)
+        are not read."""
+        if unread(dotted):
+            return None
+        memo = self.model.memo(self.root)
+        key = ("resolve", dotted)
+        if key in memo and self.model.fresh(memo[key][1]):
+            self.model.consult(memo[key][1])
+            return memo[key][0]
+        with self.model.tracking() as files:
+            found = self._resolve(dotted, set())
+        self.model.memo(self.root)[key] = (found, frozenset(files))
+        return found
 
     def _resolve(self, dotted: str, seen: set[str]) -> Definition | None:
         if dotted in seen or len(seen) > MAX_HOPS:
@@ -300,44 +353,47 @@ class FileView:
         return frozenset(), ()
 
 
-    def cast_params(self, found: Definition, depth: int = 0) -> dict[str, CastPath]:
-        """The parameters a function casts to a low precision, itself or through the
-        helpers it hands them to (in any file), each with how and the steps to the cast;
-        remembered per function, with the files it took."""
-        if not isinstance(found.node, FunctionSummary) or depth > MAX_HOPS:
-            return {}
+    def cast_path(self, found: Definition, slot: int | str, depth: int = 0) -> CastPath | None:
+        """How the value passed to a function as ``slot`` (a position or a keyword)
+        reaches a low-precision cast, in the function itself or in the helpers it hands
+        the value to (in any file); None where it does not. Only the parameters asked
+        about are followed; each answer is remembered with the files it took."""
+        param = _parameter(found, slot)
+        if param is None or depth > _MAX_CALL_DEPTH:
+            return None
         memo = self.model.memo(self.root)
-        key = ("casts", found.path, found.name)
+        key = ("cast", found.path, found.name, param)
         if key in memo and self.model.fresh(memo[key][1]):
-            paths, files = memo[key]
-            self.model.consult(files)
-            return paths
-        memo = self.model.memo(self.root)
-        memo[key] = ({}, frozenset())  # a cycle ends here
+            self.model.consult(memo[key][1])
+            return memo[key][0]
+        memo[key] = (None, frozenset())  # a cycle ends here
         with self.model.tracking() as files:
-            paths = self._cast_params(found, found.node, depth)
-        memo[key] = (paths, frozenset(files))
-        return paths
+            path = self._cast_path(found, found.node, param, depth)  # type: ignore[arg-type]
+        self.model.memo(self.root)[key] = (path, frozenset(files))
+        return path
 
-    def _cast_params(self, found: Definition, node: FunctionSummary, depth: int) -> dict[str, CastPath]:
-        paths: dict[str, CastPath] = {}
-        for name, cast in node.casts.items():
-            step = found.step(f"{found.name}() casts its parameter `{name}` ({cast[2]})", cast[:2])
-            paths[name] = CastPath(cast[3], (step,), found)
-        for name, calls in node.passes.items():
-            for callee, slot, line, column in calls:
-                if name in paths:
-                    break
-                target = self._callee(found, callee)
-                inner = self.cast_params(target, depth + 1) if target is not None else {}
-                param = _parameter(target, slot) if target is not None else None
-                if param in inner:
-                    here = found.step(f"{found.name}() passes `{name}` to {callee}()", [line, column])
-                    through = inner[param]
-                    # the dtype, where the callee takes it from a parameter, is the one
-                    # this function passes on under the same name
-                    paths[name] = CastPath(through.dtype_param, (here, *through.steps), through.caster)
-        return paths
+    def _cast_path(self, found: Definition, node: FunctionSummary, param: str, depth: int) -> CastPath | None:
+        if node.casts is None or node.passes is None:
+            detail(node, self._tree_of(found), found.name)
+        cast = node.casts.get(param)  # type: ignore[union-attr]
+        if cast is not None:
+            step = found.step(f"{found.name}() casts its parameter `{param}` ({cast[2]})", cast[:2])
+            return CastPath(cast[3], (step,), found)
+        for callee, slot, line, column in node.passes.get(param, []):  # type: ignore[union-attr]
+            target = self._callee(found, callee)
+            through = self.cast_path(target, slot, depth + 1) if target is not None else None
+            if through is not None:
+                here = found.step(f"{found.name}() passes `{param}` to {callee}()", [line, column])
+                # the dtype, where the callee takes it from a parameter, is the one this
+                # function passes on under the same name
+                return CastPath(through.dtype_param, (here, *through.steps), through.caster)
+        return None
+
+    def _tree_of(self, found: Definition) -> ast.Module:
+        """The ast a definition was summarised from: the linted text's own, or its file's."""
+        if self._own is not None and found.module is self._own[1]:
+            return self._own[2] if self._own[2] is not None else ast.parse(self._own[0])
+        return self.model.tree(found.path)
 
     def _callee(self, caller: Definition, callee: str) -> Definition | None:
         """A function the caller's file calls, defined there or imported."""
@@ -352,7 +408,7 @@ class FileView:
 
 
 def _parameter(found: Definition, slot: int | str) -> str | None:
-    """The parameter a positional or keyword argument binds."""
+    """The parameter a positional or keyword argument binds (None for a class)."""
     params = found.node.params if isinstance(found.node, FunctionSummary) else []
     if isinstance(slot, int):
         return params[slot] if slot < len(params) else None

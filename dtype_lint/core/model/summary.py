@@ -10,10 +10,10 @@ A summary holds names, not trees, so it is small, JSON-able and cached by conten
   constructor's parameters, their defaults that are names, and which of them
   ``__init__`` keeps on ``self`` (directly, through ``x or default``, a conditional, or
   a container display);
-* ``functions``: each top-level function's parameters, which of them it casts to a low
-  precision (the whole object, or every parameter of it), which it hands on to another
-  function (so casts are followed through helpers), and whether it returns a local
-  callable (a lambda or a nested ``def``).
+* ``functions``: each top-level function's parameters, and, read on first use
+  (:func:`detail`), which of them it casts to a low precision (the whole object, or
+  every parameter of it) and which it hands on to another function (so casts are
+  followed through helpers).
 
 Positions are 1-based lines and 1-based columns, as findings are.
 """
@@ -48,11 +48,12 @@ class FunctionSummary:
     line: int
     column: int
     params: list[str]
+    # What the body does with the parameters, read on first use (:func:`detail`): most
+    # functions of most files are never asked about.
     # parameter -> [line, column, how, the parameter naming the dtype or ""]
-    casts: dict[str, list]
+    casts: dict[str, list] | None = None
     # parameter -> [[callee as the file names it, argument position, line, column], ...]
-    passes: dict[str, list[list]]
-    returns_local: list[int] | None  # [line, column] of a returned lambda or nested def
+    passes: dict[str, list[list]] | None = None
 
 
 @dataclasses.dataclass
@@ -96,7 +97,7 @@ def summarize(text: str, name: str, is_package: bool, tree: ast.Module | None = 
         elif isinstance(stmt, ast.ClassDef):
             summary.classes[stmt.name] = _class(stmt)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            summary.functions[stmt.name] = _function(stmt)
+            summary.functions[stmt.name] = FunctionSummary(stmt.lineno, stmt.col_offset + 1, _params(stmt))
     return summary
 
 
@@ -191,27 +192,26 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[s
     return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
 
 
-def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionSummary:
-    params = _params(node)
+def detail(summary: FunctionSummary, tree: ast.Module, name: str) -> None:
+    """Fill in what the top-level function ``name`` of ``tree`` (the file the summary
+    was read from) does with its parameters: which it casts, which it hands on."""
+    node = next((s for s in _module_statements(tree.body)
+                 if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
     casts: dict[str, list] = {}
     passes: dict[str, list[list]] = {}
-    returns_local = None
-    nested = {s.name for s in ast.walk(node) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not node}
-    each: dict[str, str] = {}  # loop variable -> the parameter whose members it runs over
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.For) and isinstance(sub.target, (ast.Name, ast.Tuple)):
-            owner = _members_of(sub.iter, params)
-            if owner:
-                for name in ast.walk(sub.target):
-                    if isinstance(name, ast.Name):
-                        each[name.id] = owner
-        elif isinstance(sub, ast.Call):
-            _call(sub, params, each, casts, passes)
-        elif isinstance(sub, ast.Return) and sub.value is not None and returns_local is None:
-            value = sub.value
-            if isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in nested):
-                returns_local = [sub.lineno, sub.col_offset + 1]
-    return FunctionSummary(node.lineno, node.col_offset + 1, params, casts, passes, returns_local)
+    if node is not None:
+        params = _params(node)
+        each: dict[str, str] = {}  # loop variable -> the parameter whose members it runs over
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.For) and isinstance(sub.target, (ast.Name, ast.Tuple)):
+                owner = _members_of(sub.iter, params)
+                if owner:
+                    for target in ast.walk(sub.target):
+                        if isinstance(target, ast.Name):
+                            each[target.id] = owner
+            elif isinstance(sub, ast.Call):
+                _call(sub, params, each, casts, passes)
+    summary.casts, summary.passes = casts, passes
 
 
 def _members_of(iterable: ast.expr, params: list[str]) -> str | None:

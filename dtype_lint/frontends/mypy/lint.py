@@ -70,8 +70,10 @@ def engine_findings(path: str, text: str) -> list[Reported]:
 
     config = config_of(path)
     codes = config.codes_for(path)
+    view = config.view(path)
+    view.model.new_epoch()  # a daemon's worker lives across runs: files may have changed
     try:
-        linted = lint_source(text, path, codes, config.options, view=config.view(path))
+        linted = lint_source(text, path, codes, config.options, view=view)
     except LintError:
         return []
     return [Reported(f.line, f.column, f.end_line, f.end_column, f.code, f.message,

@@ -71,6 +71,7 @@ class Linter:
             config = self.config_for(path)
             codes = config.codes_for(path)
             view = config.view(path)
+            view.model.new_epoch()  # files may have been saved since the last lint
             consulted = view.model.record()
             findings = None
             if last is not None and last.config is config and last.problem is None and last.internal_error is None:

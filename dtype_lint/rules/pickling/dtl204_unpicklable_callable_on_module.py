@@ -15,7 +15,8 @@ from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any, module_kind
-from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, callable_stores, generator_words, returns_local
+from dtype_lint.rules.pickling.flow_shapes import (BODY_WORDS, callable_arguments, callable_stores, callable_value,
+                                                  generator_words, returns_local)
 
 _ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)")
 _SETATTR = re.compile(r"\bsetattr\b")
@@ -113,8 +114,8 @@ class CallableOnModule(Rule):
                     else _callable_store(t, u)))
                 or ("forward" in t and _FORWARD_STORE.search(t))
                 or (lc and any(owner in t for owner in owners))
-                or (lc and (u is None or _constructs_pickled(u)))
-                or (lc and _CONTAINER_STORE.search(t))
+                or (lc and (u is None or _constructs_pickled(t, u)))
+                or (lc and _CONTAINER_STORE.search(t) and (u is None or _container_store(t, u)))
                 or (lc and "register_" in t and "hook" in t)
                 or (lc and u is not None and _lambda_member(u))
                 or returns_local(lc, u)
@@ -401,16 +402,26 @@ def _callable_store(text: str, u: Syntax) -> bool:
                for owner, _ in stores)
 
 
+def _container_store(text: str, u: Syntax) -> bool:
+    """A value the flow may take for a source put into an attribute's container:
+    ``x.funcs.append(v)``, ``x.table[k] = v``."""
+    added = any(isinstance(call.func, ast.Attribute) and call.func.attr in _CONTAINER_ADDS
+                and isinstance(call.func.value, ast.Attribute) for call, _ in callable_arguments(text, u))
+    return added or any(
+        isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
+        and callable_value(text, u, node.value) for node in u.index(ast.Assign) for target in node.targets)
+
+
 def _lambda_member(u: Syntax) -> bool:
     """A name bound to a lambda outside functions (a class body's member)."""
     return any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) for node in u.nodes)
 
 
-def _constructs_pickled(u: Syntax) -> bool:
+def _constructs_pickled(text: str, u: Syntax) -> bool:
     """A call that may construct a module or dataset (whose constructor may keep a
-    callable it is given), with arguments."""
-    names = u.names()
-    return any((call.args or call.keywords) and pickled_type(call.func, names) for call in u.index(ast.Call))
+    callable it is given), with an argument the flow may take for a source."""
+    calls = {id(call): call for call, _ in callable_arguments(text, u)}
+    return bool(calls) and any(pickled_type(call.func, u.names()) for call in calls.values())
 
 
 def _may_construct(value: ast.AST) -> bool:

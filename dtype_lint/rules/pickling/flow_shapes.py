@@ -212,7 +212,28 @@ def callable_stores(text: str, u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
     return u.memo["stores"]
 
 
-def _callable_stores(u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
+def callable_arguments(text: str, u: Syntax) -> list[tuple[ast.Call, ast.AST]]:
+    """(call, argument) for each argument of the unit's calls that the flow may take for
+    a source (as :func:`callable_stores` judges stored values)."""
+    if "arguments" not in u.memo:
+        local = _local_sources(u) if _may_hold_source(text, u) else None
+        u.memo["arguments"] = [] if local is None else [
+            (call, value) for call in u.index(ast.Call)
+            for value in (*call.args, *(k.value for k in call.keywords))
+            if _may_be_callable(value, local, u.lines, u)]
+    return u.memo["arguments"]
+
+
+def callable_value(text: str, u: Syntax, value: ast.AST) -> bool:
+    """Whether the flow may take a value of the unit for a source."""
+    return _may_hold_source(text, u) and _may_be_callable(value, _local_sources(u), u.lines, u)
+
+
+def _local_sources(u: Syntax) -> set[str]:
+    """The names in the unit that may hold a source: its nested functions and classes,
+    parameters that may hold generators or wrapped functions, and names bound to those."""
+    if "local" in u.memo:
+        return u.memo["local"]
     index, lines, own = u.index, u.lines, u.nodes[0]
     local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
     local.update(a.arg for a in index(ast.arg) if GENERATOR_PARAM.search(a.arg) or (
@@ -225,6 +246,12 @@ def _callable_stores(u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
         for node in index(ast.Assign):
             if _may_be_callable(node.value, local, lines, u):
                 local.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    u.memo["local"] = local
+    return local
+
+
+def _callable_stores(u: Syntax) -> list[tuple[ast.AST, ast.AST]]:
+    index, lines, local = u.index, u.lines, _local_sources(u)
     pairs = [(target.value, node.value, target.attr == "forward") for node in index(ast.Assign)
              for target in node.targets if isinstance(target, ast.Attribute)]
     pairs += [(c.args[0], c.args[2], True) for c in index(ast.Call)

@@ -10,8 +10,9 @@ from dtype_lint.core.deferred import cst
 from dtype_lint.core.traversal import descendants
 from dtype_lint.core.model.summary import FunctionSummary
 from dtype_lint.core.roles import DEVICE_MOVES, MATCHED_DTYPE, factory_name, key_of, models_path, roles
-from dtype_lint.core.shapes import (Index, Names, Prefilter, cast_call, literals, module_type, named_module,
+from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, literals, module_type, named_module,
                                      qualified_names)
+from dtype_lint.frameworks.bases import unread
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -124,8 +125,9 @@ class ModuleRecast(Rule):
             return None
         return Prefilter(
             lambda t, lc, u: any(helper in t for helper in helpers) or (
-                cast_call(t) and (u is None or _module_cast(u.index, u.names) or _PARAMETER_LOOP.search(t))) or (
-                u is None or _helper_call(u.index, u.names())),
+                cast_call(t) and (u is None or _module_cast(u.index, u.names) or (
+                    _PARAMETER_LOOP.search(t) and _data_in_loop(u.index)))) or (
+                u is None or _helper_call(t, u)),
             import_words=("convert", "cast", "to_fp16", "to_bf16", *("float", "half", "double", "bfloat16", "dtype")),
             configured=tuple(helpers),
         )
@@ -265,17 +267,14 @@ class ModuleRecast(Rule):
         a module there) is not reported again at its callers."""
         view = self.ctx.view
         helper = view.local(self.ctx.source or "", qualified, self.ctx.file_tree())
-        casts = view.cast_params(helper) if helper is not None else {}
-        if not casts:
+        if helper is None or not isinstance(helper.node, FunctionSummary):
             return
         found = roles(self.ctx, self.options)
-        params = helper.node.params
         for position, arg in enumerate(call.args):
-            param = arg.keyword.value if arg.keyword else params[position] if position < len(params) else None
-            path = casts.get(param) if not arg.star else None
-            if path is None or not found.module_reason(arg.value) or self._skipped(arg.value, by_name=False):
+            if arg.star or not found.module_reason(arg.value) or self._skipped(arg.value, by_name=False):
                 continue
-            if not self._helper_dtype_lowers(call, helper.node, path.dtype_param):
+            path = view.cast_path(helper, arg.keyword.value if arg.keyword else position)
+            if path is None or not self._helper_dtype_lowers(call, helper.node, path.dtype_param):
                 continue
             # This file's own helper is reported in its body, unless it is named as a
             # casting helper (whose body is the casting API: its callers are reported).
@@ -399,12 +398,56 @@ def _root(node: cst.BaseExpression) -> str | None:
 
 
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _helper_call(index: Index, names: Names) -> bool:
-    """DTL303: a call with arguments of a function that casts a parameter (the project
-    model's summaries of this file and the files it imports)."""
-    return any(any(_may_be_module(arg, names, 0) for arg in call.args)
-               and any(names.casting_function(q) for q in qualified_names(call.func, names))
-               for call in index(ast.Call))
+def _data_in_loop(index: Index) -> bool:
+    """DTL303: a loop that sets its variable's ``.data`` (visit_For's shape)."""
+    for loop in index(ast.For, ast.AsyncFor):
+        names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        if any(isinstance(t, ast.Attribute) and t.attr == "data" and isinstance(t.value, ast.Name)
+               and t.value.id in names for node in ast.walk(loop) if isinstance(node, ast.Assign)
+               for t in node.targets):
+            return True
+    return False
+
+
+def _helper_call(text: str, u: Syntax) -> bool:
+    """DTL303: a call that hands what may be a module to a function that casts that
+    parameter (the project model's summaries of this file and the files it imports).
+    Only calls of functions (by name, or through an import: ``utils.cast(m)``; not the
+    methods of values) are asked about, and only for the arguments that may be modules."""
+    file_names = u.file_names()
+    defined = u.file_memo.get("defined functions")
+    if defined is None:
+        defined = u.file_memo["defined functions"] = frozenset(_DEFINED.findall(u.file_text))
+    # Text first: a call whose head is an import of something the model reads, or a
+    # function of the file. Most units have none, and need no index.
+    if not any(head in defined or any(not unread(q) for q in file_names.aliases.get(head, ()))
+               for head in {w.split(".", 1)[0] for w in _CALLED.findall(text)}):
+        return False
+    names: Names | None = None
+    for call in u.index(ast.Call):
+        root = _ast_root(call.func)
+        if not isinstance(root, ast.Name) or not (root.id in file_names.aliases or (
+                isinstance(call.func, ast.Name) and root.id in defined)):
+            continue
+        names = names or u.names()
+        slots = [i for i, arg in enumerate(call.args) if not isinstance(arg, ast.Starred)
+                 and _may_be_module(arg, names, 0)]
+        slots += [k.arg for k in call.keywords if k.arg and _may_be_module(k.value, names, 0)]
+        if slots and any(names.casting_function(q, slot) for q in qualified_names(call.func, names) for slot in slots):
+            return True
+    return False
+
+
+def _ast_root(node: ast.AST) -> ast.AST:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
+
+
+# A dotted name before an opening parenthesis: a call, as the file writes it.
+_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")
+# A function the file defines (at any depth; the model summarises its top-level ones).
+_DEFINED = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)", re.MULTILINE)
 
 
 def _module_cast(index: Index, names: Callable[[], Names]) -> bool:
