@@ -265,6 +265,8 @@ class ModuleRecast(Rule):
         or through the helpers it passes it on to (the project model's summaries). A
         helper of this file whose body is reported already (its parameter is known to be
         a module there) is not reported again at its callers."""
+        if qualified.rsplit(".", 1)[-1][:1].isupper():
+            return  # a class's constructor: not a casting helper the model follows
         view = self.ctx.view
         helper = view.local(self.ctx.source or "", qualified, self.ctx.file_tree())
         if helper is None or not isinstance(helper.node, FunctionSummary):
@@ -420,13 +422,16 @@ def _helper_call(text: str, u: Syntax) -> bool:
         defined = u.file_memo["defined functions"] = frozenset(_DEFINED.findall(u.file_text))
     # Text first: a call whose head is an import of something the model reads, or a
     # function of the file. Most units have none, and need no index.
+    # (A class's constructor is no casting helper the model follows: `CapWords` names
+    # are left out.)
     if not any(head in defined or any(not unread(q) for q in file_names.aliases.get(head, ()))
-               for head in {w.split(".", 1)[0] for w in _CALLED.findall(text)}):
+               for head in {w.split(".", 1)[0] for w in _CALLED.findall(text) if not w.rsplit(".", 1)[-1][:1].isupper()}):
         return False
     names: Names | None = None
     for call in u.index(ast.Call):
         root = _ast_root(call.func)
-        if not isinstance(root, ast.Name) or not (root.id in file_names.aliases or (
+        last = call.func.attr if isinstance(call.func, ast.Attribute) else root.id if isinstance(root, ast.Name) else ""
+        if not isinstance(root, ast.Name) or last[:1].isupper() or not (root.id in file_names.aliases or (
                 isinstance(call.func, ast.Name) and root.id in defined)):
             continue
         names = names or u.names()
