@@ -230,6 +230,8 @@ class ModuleRecast(Rule):
             # a configuration: the module's own dtype arguments are bypassed all the same.
             if cast is None or not self._recasts(cast, requested=False):
                 continue
+            if cast_dtype_name(cast, self.ctx) == "float32" and _selected_by_name(node, stmt):
+                continue  # named modules kept in float32 (`_keep_in_fp32_modules`): a policy
             if not self._skipped(owner):
                 self._cast(cast, f"every parameter of `{self._code(owner)}` recast in a loop", owner, each=True)
             return
@@ -317,11 +319,17 @@ class ModuleRecast(Rule):
         return reason
 
     def _own_parameter(self, receiver: cst.BaseExpression | None) -> bool:
+        """Whether ``receiver`` is what the function was handed: one of its parameters,
+        or the variable of a loop over one (``for m in models``)."""
         function = self.ctx.function
         if not isinstance(receiver, cst.Name) or function is None or receiver.value in ("self", "cls"):
             return False
         params = function.node.params
-        return any(p.name.value == receiver.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+        own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {"self", "cls"}
+        if receiver.value in own:
+            return True
+        return any(isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == receiver.value
+                   and isinstance(loop.iter, cst.Name) and loop.iter.value in own for loop in descendants(function.node))
 
     def _recasts(self, call: cst.Call, requested: bool = True) -> bool:
         """Not a cast to float32, which restores the default precision, nor one to another
@@ -379,6 +387,18 @@ _PRECISION_NAME = re.compile(r"half|fp16|bf16|float16|bfloat16")
 _MEMBERS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
 # `p.data = ...`: what a loop that recasts parameters one at a time does.
 _PARAMETER_LOOP = re.compile(r"\.\s*data\s*=(?!=)")
+
+
+def _selected_by_name(loop: cst.For, stmt: cst.CSTNode) -> bool:
+    """Whether the statement runs under a test of the loop's name variable (``for name,
+    p in m.named_parameters(): if name in keep: ...``): chosen modules, by name."""
+    if not (isinstance(loop.target, cst.Tuple) and loop.target.elements
+            and isinstance(loop.target.elements[0].value, cst.Name)):
+        return False
+    name = loop.target.elements[0].value.value
+    return any(isinstance(branch, cst.If) and stmt in set(descendants(branch.body))
+               and any(isinstance(n, cst.Name) and n.value == name for n in descendants(branch.test))
+               for branch in descendants(loop.body))
 
 
 def _members_owner(iterable: cst.BaseExpression) -> cst.BaseExpression:
