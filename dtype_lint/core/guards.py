@@ -1,4 +1,5 @@
-"""Refuse sources that would crash LibCST's native parser instead of raising an error.
+"""Refuse sources that would crash LibCST's native parser instead of raising an error,
+and parse with CPython's ``ast`` without letting a bad file escape as an exception.
 
 LibCST's parser overflows its stack (a segfault that takes the whole run down) on
 expressions nested a few thousand levels deep, which CPython itself rejects. Files that
@@ -10,6 +11,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+import warnings
 
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 _LONG_LINE = re.compile(r"[^\r\n]{2000}")
@@ -40,3 +42,14 @@ def check_depth(text: str) -> str | None:
     except ValueError as exc:  # e.g. NUL bytes, caught earlier but never crash
         return str(exc)
     return None
+
+
+def parse_quietly(source: str | bytes) -> ast.Module | None:
+    """The source's ``ast``, or None where CPython rejects it; its SyntaxWarnings are
+    the linted file's, not ours to print."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None

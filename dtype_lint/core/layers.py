@@ -56,13 +56,13 @@ a policy could set.
 from __future__ import annotations
 
 import ast
-import re
 import collections
 import dataclasses
 import fnmatch
-import warnings
+import re
 from typing import Iterable, Iterator
 
+from dtype_lint.core.guards import parse_quietly
 from dtype_lint.core.shapes import dotted, last_name, walk
 from dtype_lint.frameworks.bases import LOSS_CLASSES
 
@@ -890,12 +890,7 @@ def facts(text: str, options, tree: ast.Module | None = None) -> LayerFacts:
     found = _MEMO.get(key)
     if found is None:
         if tree is None:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None
+            tree = parse_quietly(text)
         found = _MEMO[key] = LayerFacts(tree, key[1], key[2])
         if len(_MEMO) > 2:
             _MEMO.popitem(last=False)

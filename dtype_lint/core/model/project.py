@@ -19,10 +19,10 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-import warnings
 from typing import Callable, Iterable, Iterator
 
 from dtype_lint.core.finding import Step
+from dtype_lint.core.guards import parse_quietly
 from dtype_lint.frameworks.bases import unread
 from dtype_lint.core.model.finder import ModuleFinder, module_name, package_root, search_path
 from dtype_lint.core.model.summary import (ClassSummary, FunctionSummary, ModuleSummary, absolute_module, detail,
@@ -203,11 +203,11 @@ class ProjectModel:
             self._trees.move_to_end(path)
             return self._trees[path]
         try:
-            with open(path, "rb") as handle, warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(handle.read())
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = ast.Module(body=[], type_ignores=[])
+            with open(path, "rb") as handle:
+                tree = parse_quietly(handle.read())
+        except OSError:
+            tree = None
+        tree = tree or ast.Module(body=[], type_ignores=[])
         self._trees[path] = tree
         if len(self._trees) > _TREES_KEPT:
             self._trees.popitem(last=False)

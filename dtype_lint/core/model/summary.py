@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import warnings
 
+from dtype_lint.core.guards import parse_quietly
+from dtype_lint.core.shapes import dotted
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 
 # Casts to these lower a model's precision; `.float()`/`.double()` restore or widen it.
@@ -79,19 +80,15 @@ def summarize(text: str, name: str, is_package: bool, tree: ast.Module | None = 
     """The summary of module ``name``'s source (``tree``: its ast, where the caller has
     it); an empty one if it does not parse."""
     summary = ModuleSummary(name, {}, [], {}, {}, {})
+    tree = tree or parse_quietly(text)
     if tree is None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return summary
+        return summary
     package = name if is_package else name.rpartition(".")[0]
     for stmt in _module_statements(tree.body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             _imports(stmt, package, summary)
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target = _dotted(stmt.value)
+            target = dotted(stmt.value)
             if target:
                 summary.aliases[stmt.targets[0].id] = target
         elif isinstance(stmt, ast.ClassDef):
@@ -146,7 +143,7 @@ def absolute_module(module: str | None, level: int, package: str) -> str | None:
 
 
 def _class(node: ast.ClassDef) -> ClassSummary:
-    bases = [b for b in (_dotted(base) for base in node.bases) if b]
+    bases = [b for b in (dotted(base) for base in node.bases) if b]
     init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     params: list[str] = []
     stores: dict[str, list[int]] = {}
@@ -156,7 +153,7 @@ def _class(node: ast.ClassDef) -> ClassSummary:
         positional = [*init.args.posonlyargs, *init.args.args]
         pairs = list(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
         pairs += [(a, d) for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None]
-        defaults = {a.arg: dotted for a, d in pairs if (dotted := _dotted(d))}
+        defaults = {a.arg: name for a, d in pairs if (name := dotted(d))}
         for sub in ast.walk(init):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -238,7 +235,7 @@ def _call(call: ast.Call, params: list[str], each: dict[str, str], casts: dict[s
         if func.attr == "apply" and root in params and call.args and _casts_each(call.args[0], params):
             casts.setdefault(root, where + [".apply() of a cast", ""])
             return
-    name = _dotted(func)
+    name = dotted(func)
     if name and name.rsplit(".", 1)[-1] in _TREE_MAPS and len(call.args) >= 2:
         tree = _root_name(call.args[1])
         if tree in params and _casts_each(call.args[0], params):
@@ -281,8 +278,8 @@ def _low_cast(call: ast.Call, params: list[str]) -> str | None:
 def _names_low(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value in _LOW
-    dotted = _dotted(node)
-    return bool(dotted) and "." in dotted and dotted.rsplit(".", 1)[-1] in _LOW
+    name = dotted(node)
+    return bool(name) and "." in name and name.rsplit(".", 1)[-1] in _LOW
 
 
 def _casts_each(fn: ast.expr, params: list[str]) -> bool:
@@ -296,14 +293,3 @@ def _root_name(node: ast.expr) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
