@@ -165,6 +165,19 @@ class LayerFacts:
                    for method in self.classes[member].methods.values()
                    for attr, value in self._stores(method))
 
+    def stored_constructors(self, cls: str | None, name: str, layers_only: bool = True) -> list[str]:
+        """The constructors (dotted, as the file writes them) of what some method of the
+        class (or its in-file family) stores in ``self.<name>``: the layers only, or any
+        class (one of another file, which the layer facts cannot tell a layer)."""
+        if not cls or cls not in self.classes:
+            return []
+        return [written for member in self._family(cls) if member in self.classes
+                for method in self.classes[member].methods.values()
+                for attr, value in self._stores(method)
+                if attr == name and isinstance(value, ast.Call)
+                and (not layers_only or self._layer_constructor(value.func))
+                and (written := dotted(value.func))]
+
     def has_method(self, cls: str | None, name: str) -> bool:
         """Whether ``self.<name>`` is a method of the class (or an in-file base), not a
         stored sub-layer."""
@@ -182,7 +195,7 @@ class LayerFacts:
             else:
                 target = self.top_functions.get(name)
             memo = self._casts_back[(cls, name)] = target is not None and any(
-                isinstance(n, ast.Call) and _casts_back(n) for n in walk(target.node))
+                isinstance(n, ast.Call) and casts_back_call(n) for n in walk(target.node))
         return memo
 
     def on_forward_path(self, key: Key) -> bool:
@@ -774,7 +787,7 @@ def _casts_to_follower(call: ast.Call) -> bool:
     return False
 
 
-def _casts_back(call: ast.Call) -> bool:
+def casts_back_call(call: ast.Call) -> bool:
     """``x.to(x.dtype)``, ``x.astype(dtype)``, ``jnp.asarray(y, dtype)``: a cast or a
     conversion to a dtype that follows something."""
     name = last_name(call.func)

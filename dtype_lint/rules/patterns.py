@@ -281,6 +281,50 @@ def node_parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
     return parents
 
 
+def _elsewhere_casts_back(func: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A function imported from another file whose body casts back (the project model)."""
+    from dtype_lint.core.model.summary import FunctionSummary
+
+    written = ctx.module.code_for_node(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+    if ctx.view is None or not written:
+        return False
+    qualified = _whole_file_name(written, ctx)
+    if "." not in qualified:
+        return False
+    found = ctx.view.resolve(qualified)
+    return found is not None and isinstance(found.node, FunctionSummary) and ctx.view.casts_back(found)
+
+
+def _whole_file_name(written: str, ctx: FileContext) -> str:
+    """A dotted name as the file writes it, its head written out through the whole file's
+    imports (the project model's summary of the text: the prefilter may have left the
+    import out of what LibCST parsed)."""
+    from dtype_lint.core.model.project import qualify
+
+    return qualify(ctx.view.own(ctx.source or ctx.module.code, ctx.file_tree()), written) if ctx.view else written
+
+
+def _sublayer_casts_back(constructors: list[str], facts, ctx: FileContext) -> bool:
+    """Whether every layer class stored in a ``self.<name>`` casts its result back in its
+    forward: a class of this file by the layer facts, one of another by the project
+    model's reading of its file."""
+    from dtype_lint.core.model.summary import ClassSummary
+
+    if not constructors:
+        return False
+    for written in constructors:
+        head, dot, rest = written.partition(".")
+        if not dot and head in facts.classes:
+            if not (facts.callee_casts_back(head, "forward") or facts.callee_casts_back(head, "__call__")):
+                return False
+            continue
+        qualified = _whole_file_name(written, ctx)
+        found = ctx.view.resolve(qualified) if ctx.view is not None and "." in qualified else None
+        if found is None or not isinstance(found.node, ClassSummary) or not ctx.view.casts_back(found):
+            return False
+    return True
+
+
 def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dict[int, cst.CSTNode],
                        ctx: FileContext, options: Options) -> bool:
     """Whether the float32 value the pin makes is deliberate: the function is quantised
@@ -329,9 +373,18 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
                     if child is not func and name is not None and facts.callee_casts_back(
                             cls if isinstance(func, cst.Attribute) else None, name):
                         return True  # handed to a function of this file that casts back
+                    if child is not func and _elsewhere_casts_back(func, ctx):
+                        return True  # handed to a function of another file that casts back
                     if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                             and func.value.value == "self" and child is not func and facts.is_sublayer(cls, name)):
-                        return False  # applied to a sub-layer here, in the layer's dtype
+                        # applied to a sub-layer here: in the layer's dtype, unless the
+                        # sub-layer's forward casts its result back (a norm computing in
+                        # float32 and returning the input's dtype)
+                        return _sublayer_casts_back(facts.stored_constructors(cls, name), facts, ctx)
+                    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                            and func.value.value == "self" and child is not func and _sublayer_casts_back(
+                                facts.stored_constructors(cls, name, layers_only=False), facts, ctx)):
+                        return True  # a layer of another file whose forward casts back
                     if (isinstance(func, cst.Call) and child is not func
                             and facts.layer_constructor_name(ctx.resolve(func.func))):
                         return False  # applied to a layer made in place (`nn.Dense(8)(x)`)

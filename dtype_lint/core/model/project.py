@@ -31,7 +31,7 @@ from dtype_lint.core.model.summary import (ClassSummary, FunctionSummary, Module
 MAX_HOPS = 12
 # Helpers handing a model on to helpers: followed this many calls deep.
 _MAX_CALL_DEPTH = 4
-_TREES_KEPT = 32
+_TREES_KEPT = 8
 # Files over this size are generated (tables, bindings), not code a name resolves into.
 MAX_SUMMARY_BYTES = 2 * 1024 * 1024
 
@@ -389,6 +389,23 @@ class FileView:
                 return CastPath(through.dtype_param, (here, *through.steps), through.caster)
         return None
 
+    def casts_back(self, found: Definition) -> bool:
+        """Whether a function of another file, or a class's ``forward``/``__call__``,
+        casts a value back to a dtype that follows something (``.to(x.dtype)``,
+        ``type_as``): a float32 value handed to it comes back in the inputs' dtype."""
+        memo = self.model.memo(self.root)
+        key = ("casts back", found.path, found.name)
+        if key not in memo:
+            from dtype_lint.core.layers import casts_back_call  # the layer facts' own test
+
+            body = _top_level(self._tree_of(found), found.name)
+            if isinstance(body, ast.ClassDef):
+                body = next((m for m in body.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                             and m.name in ("forward", "__call__")), None)
+            memo[key] = body is not None and any(isinstance(n, ast.Call) and casts_back_call(n) for n in ast.walk(body))
+        self.model.consult((found.path,))
+        return memo[key]
+
     def _tree_of(self, found: Definition) -> ast.Module:
         """The ast a definition was summarised from: the linted text's own, or its file's."""
         if self._own is not None and found.module is self._own[1]:
@@ -405,6 +422,15 @@ class FileView:
             if found is not None:
                 return found
         return None
+
+
+def _top_level(tree: ast.Module, name: str) -> ast.AST | None:
+    """The module-level class or function of that name (the last one bound)."""
+    found = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+            found = stmt
+    return found
 
 
 def _parameter(found: Definition, slot: int | str) -> str | None:

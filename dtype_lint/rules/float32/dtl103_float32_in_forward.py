@@ -114,16 +114,19 @@ class Float32InForward(Rule):
         known_limits="""
             A float32 island is recognised by a cast in the same method whose dtype
             mentions `dtype` (`.to(x.dtype)`, `.astype(self.dtype)`, `type_as`) or names
-            float16/bfloat16, or by a helper of the file the value is handed to that
-            casts back (any cast back in it counts); one cast back anywhere in the method
+            float16/bfloat16, or by a helper the value is handed to that casts back (any
+            cast back in it counts): a function of this file or, through the project
+            model, of another, or a sub-layer whose class's `forward` casts back (a norm
+            that computes in float32 and returns the input's dtype), in this file or
+            another; one cast back anywhere in the method
             silences every pin in it. Quantised code is known by low-bit dtypes and
             `quantiz*` names in its function or class, so a quantised module in a file of
             its own whose class shows neither is reported. The loss side
             is recognised by name (`logits`, `loss`, `labels`, classes named `*Loss*`);
             a loss computed in a model's forward under other names is reported. Other
             methods are DTL104's, which sees only pins tied to an input. The forward path
-            stops at the file's edge: a helper imported from another module is not
-            followed, and a table cast back only by a caller in another file is
+            stops at the file's edge: a helper imported from another module is asked only
+            whether it casts back, and a table cast back only by a caller in another file is
             reported where it is applied in this one (or not at all when it is handed
             on). A float32 attribute stored in `__init__` and used in forward, or a
             function handed to a functional layer combinator (`Fn("name", f)`), is not
