@@ -31,7 +31,7 @@ from dtype_lint.core.model.summary import (ClassSummary, FunctionSummary, Module
 MAX_HOPS = 12
 # Helpers handing a model on to helpers: followed this many calls deep.
 _MAX_CALL_DEPTH = 4
-_TREES_KEPT = 8
+_TREES_KEPT = 2
 # Files over this size are generated (tables, bindings), not code a name resolves into.
 MAX_SUMMARY_BYTES = 2 * 1024 * 1024
 
