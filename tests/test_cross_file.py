@@ -158,3 +158,28 @@ async def test_the_server_shows_the_path_and_a_saved_dependency_refreshes(client
     saved = types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=precision.as_uri()))
     again = await _published(client, uri, lambda: client.text_document_did_save(saved))
     assert len(again.diagnostics) == len(shown.diagnostics) - 1
+
+
+def test_summaries_persist_in_the_cache_by_content(cli, tmp_path, monkeypatch):
+    from dtype_lint.core.model import project, summary
+
+    shutil.copytree(PACKAGE, tmp_path / "xfile")
+    cache = str(tmp_path / "cache")
+    monkeypatch.setattr(project, "_MODELS", {})  # a fresh process's model
+    first = cli("check", "xfile", "-j", "1", "--cache-dir", cache, "--output-format", "json", cwd=tmp_path).json()
+    assert any((tmp_path / "cache" / "summaries").rglob("*.json"))
+    # Another run, another process: train.py edited, so it is linted again, and the files
+    # it consulted are read from the stored summaries, not summarised again.
+    train = tmp_path / "xfile" / "train.py"
+    train.write_text(train.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    monkeypatch.setattr(project, "_MODELS", {})
+
+    def only_the_edited_file(text, name, *args, **kwargs):
+        assert name == "xfile.train", f"{name} summarised again"
+        return summary.summarize(text, name, *args, **kwargs)
+
+    monkeypatch.setattr(project, "summarize", only_the_edited_file)
+    again = cli("check", "xfile", "-j", "1", "--cache-dir", cache, "--output-format", "json", "-v", cwd=tmp_path)
+    assert "1 linted" in again.err
+    assert {(f["path"], f["line"], f["code"]) for f in again.json()} == {
+        (f["path"], f["line"], f["code"]) for f in first}

@@ -86,8 +86,10 @@ class Cache:
     def put(self, key: str, findings: list[Finding], deps: dict[str, str] | None = None) -> None:
         """Store a result with the digests of the files it consulted; a cache that cannot
         be written only costs speed."""
-        entry = {"findings": [_row(f) for f in findings], "deps": deps or {}}
-        target = self._entry(key)
+        self._write(self._entry(key), {"findings": [_row(f) for f in findings], "deps": deps or {}})
+
+    def _write(self, target: str, entry: dict) -> None:
+        """Write an entry through a temporary file renamed into place."""
         try:
             self._prepare(os.path.dirname(target))
             fd, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-")
@@ -100,6 +102,25 @@ class Cache:
                 raise
         except OSError:
             pass
+
+    def get_summary(self, key: str) -> dict | None:
+        """A file's summary for the project model (core.model), stored by content: a
+        run that lints a file again need not read the files it consulted again."""
+        try:
+            with open(self._summary_entry(key), "rb") as handle:
+                data = json.loads(handle.read())
+            return data if isinstance(data, dict) else None
+        except (OSError, ValueError):
+            return None
+
+    def put_summary(self, key: str, data: dict) -> None:
+        self._write(self._summary_entry(key), data)
+
+    def _summary_entry(self, key: str) -> str:
+        h = hashlib.blake2b(self.salt, digest_size=20)
+        h.update(key.encode())
+        name = h.hexdigest()
+        return os.path.join(self.folder, "summaries", name[:2], name[2:] + ".json")
 
     def _prepare(self, subfolder: str) -> None:
         if not self._ready:

@@ -141,7 +141,10 @@ def cached(path: str, cache: Cache, keep_source: bool) -> FileResult | None:
 
 
 def lint_one(path: str, config: Config, cache: Cache | None, keep_source: bool) -> FileResult:
-    """Lint one file (see :func:`lint_path`) and store its findings in ``cache``."""
+    """Lint one file (see :func:`lint_path`) and store its findings in ``cache``, where
+    the project model keeps the summaries it reads too."""
+    if cache is not None:
+        config.view(path).model.store = cache
     result = lint_path(path, config)
     if cache is not None and result.error is None and not result.notes and result.data is not None:
         cache.put(cache.key(path, result.data), result.findings, result.deps)

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Protocol
 
 from dtype_lint.core.finding import Step
 from dtype_lint.core.guards import parse_quietly
@@ -34,6 +34,14 @@ _MAX_CALL_DEPTH = 4
 _TREES_KEPT = 2
 # Files over this size are generated (tables, bindings), not code a name resolves into.
 MAX_SUMMARY_BYTES = 2 * 1024 * 1024
+
+
+class SummaryStore(Protocol):
+    """Where summaries persist by key (content digest and module name)."""
+
+    def get_summary(self, key: str) -> dict | None: ...
+
+    def put_summary(self, key: str, data: dict) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +117,9 @@ class ProjectModel:
         self._epoch = 0
         self._checked: dict[str, int] = {}
         self._trees: collections.OrderedDict[str, ast.Module] = collections.OrderedDict()
+        # Where summaries persist between runs, by content (the results cache's folder):
+        # set by the front-end that has one; None keeps them in this process only.
+        self.store: SummaryStore | None = None
 
     def new_epoch(self) -> None:
         """Look at the files' stamps again (a file may have been saved since)."""
@@ -189,12 +200,26 @@ class ProjectModel:
             return None
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         named = module_name(path, self.src) or ("", False)
-        summary = summarize(data.decode("utf-8", "replace"), *named)
+        summary = self._stored(digest, named)
+        if summary is None:
+            summary = summarize(data.decode("utf-8", "replace"), *named)
+            if self.store is not None:
+                self.store.put_summary(f"{digest}:{named[0]}:{int(named[1])}", summary.as_json())
         if path in self._summaries:
             self._memos.clear()  # a file changed (an editor saved it): answers may differ
             self._trees.pop(path, None)
         self._summaries[path] = entry = (stamp, digest, summary)
         return entry
+
+    def _stored(self, digest: str, named: tuple[str, bool]) -> ModuleSummary | None:
+        """A summary of the same content and module name kept by an earlier run."""
+        if self.store is None:
+            return None
+        data = self.store.get_summary(f"{digest}:{named[0]}:{int(named[1])}")
+        try:
+            return ModuleSummary.from_json(data) if data is not None else None
+        except (KeyError, TypeError, AttributeError):
+            return None  # an entry of another layout: summarised again
 
     def tree(self, path: str) -> ast.Module:
         """A summarised file's ast, parsed again when a function's body is first asked
