@@ -4,6 +4,8 @@ files without importing them, bounded on cycles, unknown where nothing says."""
 from __future__ import annotations
 
 import ast
+import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -121,3 +123,14 @@ def test_installed_packages_resolve_without_importing(tmp_path, name, kinds):
     pytest.importorskip(name.split(".")[0])
     view = ProjectModel().view(str(tmp_path / "x.py"))
     assert view.class_kinds(name, framework_kinds)[0] == kinds
+
+
+def test_another_interpreters_packages_without_its_standard_library(tmp_path):
+    import sysconfig
+
+    from dtype_lint.core.model.finder import interpreter_path
+
+    found = interpreter_path(sys.executable)  # asked as a project's venv would be, by running it
+    assert found and sysconfig.get_paths()["stdlib"] not in found
+    assert not any(p.endswith(os.path.join("core", "model")) for p in found)
+    assert interpreter_path(str(tmp_path / "no-python")) == ()  # unknown packages, not an error

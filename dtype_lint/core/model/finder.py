@@ -4,12 +4,12 @@ then the search path of an interpreter (this one's ``sys.path`` by default)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 import json
 import os
 import subprocess
+
+from dtype_lint.core.model import site_query
 
 _SUFFIXES = (".py", ".pyi")
 
@@ -52,28 +52,16 @@ def module_name(path: str, roots: tuple[str, ...] = ()) -> tuple[str, bool] | No
     return ".".join(parts), is_package
 
 
-# Run in an interpreter: its search path without the standard library, whose modules
-# hold no model, dataset or casting helper (and would cost a summary each).
-_PACKAGES = """
-import json, sys, sysconfig
-paths = sysconfig.get_paths()
-std = {paths["stdlib"], paths["platstdlib"]}
-print(json.dumps([p for p in sys.path if p and p not in std and not p.endswith(("lib-dynload", ".zip"))]))
-"""
-
-
 @functools.lru_cache(maxsize=8)
 def interpreter_path(python: str | None) -> tuple[str, ...]:
     """Where an interpreter finds installed packages (a project's virtual environment;
     None: the one running), asked once; empty when it cannot be run, so its packages
     are unknown, never an error."""
     if python is None:
-        namespace: dict[str, object] = {}
-        with contextlib.redirect_stdout(io.StringIO()) as out:
-            exec(_PACKAGES, namespace)  # the same query, in this interpreter
-        return tuple(json.loads(out.getvalue()))
+        return tuple(site_query.package_paths())
     try:
-        out = subprocess.run([python, "-c", _PACKAGES], capture_output=True, text=True, timeout=30, check=True).stdout
+        out = subprocess.run([python, site_query.__file__], capture_output=True, text=True, timeout=30,
+                             check=True).stdout
         return tuple(json.loads(out))
     except (OSError, ValueError, subprocess.SubprocessError):
         return ()

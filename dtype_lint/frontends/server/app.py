@@ -171,6 +171,15 @@ class DtypeLintServer(LanguageServer):
         self.cancel(uri)
         self.pending[uri] = asyncio.get_running_loop().create_task(self._lint(uri, delay))
 
+    def saved(self, uri: str) -> None:
+        """Lint a saved document now, and the open documents whose last lint read the
+        saved file (a base class, a helper defined there), which see it anew."""
+        self.schedule(uri, 0)
+        path = uris.to_fs_path(uri)
+        for other in self.linter.dependents(path) if path else ():
+            if other != uri:
+                self.schedule(other, 0)
+
     def close(self, uri: str, shown: list[str]) -> None:
         """Forget a closed document or notebook and clear the diagnostics of ``shown``
         (the document, or the notebook's cells)."""
@@ -234,12 +243,7 @@ def create_server() -> DtypeLintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: DtypeLintServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
-        # Open documents that read the saved file (a base class, a helper) see it anew.
-        saved = uris.to_fs_path(params.text_document.uri)
-        for uri in ls.linter.dependents(saved) if saved else ():
-            if uri != params.text_document.uri:
-                ls.schedule(uri, 0)
+        ls.saved(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: DtypeLintServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -255,7 +259,7 @@ def create_server() -> DtypeLintServer:
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_did_save(ls: DtypeLintServer, params: types.DidSaveNotebookDocumentParams) -> None:
-        ls.schedule(params.notebook_document.uri, 0)
+        ls.saved(params.notebook_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_did_close(ls: DtypeLintServer, params: types.DidCloseNotebookDocumentParams) -> None:

@@ -68,7 +68,9 @@ class ModuleRecast(Rule):
             Core ML, TF Lite, ExecuTorch) and does not train; in a class that puts the
             receiver in eval mode, or whose `__call__`/`forward` runs without gradients; in
             a script (`__main__`) in which nothing trains. Nor in test code, in the bodies
-            of explicit casting helpers (`to_fp16`, `cast_*`, `*_cast`, `convert_*`), or in
+            of explicit casting helpers (`to_fp16`, `cast_*`, `*_cast`, `convert_*`, or a
+            function named for a precision, `model2half`, `wrap_fp16_model`, where it casts
+            the value it is handed: those are reported at their callers), or in
             classes whose job is casting (precision plugins and policies, casting hooks).
             """,
         why_bad="""
