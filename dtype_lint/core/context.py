@@ -247,9 +247,9 @@ class FileContext:
         kinds = self._framework_kinds(qualified)
         if kinds or self.view is None:
             return kinds
-        if "." not in qualified:  # not bound here: maybe from a star import
-            self.view.own(self.source or self.module.code, self.file_tree())
-        for candidate in [qualified] if "." in qualified else self.view.starred(qualified):
+        # A name not bound here may come from a star import.
+        for candidate in [qualified] if "." in qualified else self.view.starred(
+                qualified, self.source or self.module.code, self.file_tree()):
             if class_like(candidate):
                 found, steps = self.view.class_kinds(candidate, self._framework_kinds)
                 if found:

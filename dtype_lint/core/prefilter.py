@@ -295,9 +295,7 @@ class _Planner:
         if self.view is None:
             return frozenset()
         framework = functools.partial(framework_kinds, torch_bases=TORCH_MODULE_BASES | frozenset(self.options.module_bases))
-        if "." not in qualified:
-            self.view.own(self.text, self.tree)
-        candidates = [qualified] if "." in qualified else self.view.starred(qualified)
+        candidates = [qualified] if "." in qualified else self.view.starred(qualified, self.text, self.tree)
         return frozenset(k for c in candidates if class_like(c) for k in self.view.class_kinds(c, framework)[0])
 
     def _casting_function(self, qualified: str, slot: int | str | None) -> bool:

@@ -8,6 +8,7 @@ import functools
 import json
 import os
 import subprocess
+import sys
 
 from dtype_lint.core.model import site_query
 
@@ -18,6 +19,12 @@ def class_like(qualified: str) -> bool:
     """A dotted name of another module's class by convention (``pkg.nets.Scorer``): the
     only names the project model is asked about, which bounds its work per file."""
     return "." in qualified and qualified.rsplit(".", 1)[-1][:1].isupper()
+
+
+def standard_library(qualified: str) -> bool:
+    """Whether a dotted name lies in the standard library, which the model does not read
+    (site_query leaves its folders out of the roots)."""
+    return qualified.split(".", 1)[0] in sys.stdlib_module_names
 
 
 @functools.lru_cache(maxsize=4096)

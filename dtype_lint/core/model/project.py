@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import re
 from typing import Callable, Iterable, Iterator, Protocol
 
 from dtype_lint.core.finding import Step
@@ -32,6 +33,7 @@ MAX_HOPS = 12
 # Helpers handing a model on to helpers: followed this many calls deep.
 _MAX_CALL_DEPTH = 4
 _TREES_KEPT = 2
+_STAR_IMPORT = re.compile(r"import\s*\*")
 # Files over this size are generated (tables, bindings), not code a name resolves into.
 MAX_SUMMARY_BYTES = 2 * 1024 * 1024
 
@@ -250,6 +252,7 @@ class FileView:
     path: str = ""
     _own: tuple[str, ModuleSummary, ast.Module | None] | None = None
     _local: dict[str, Definition | None] = dataclasses.field(default_factory=dict)
+    _starless: str | None = None  # the last text found to have no star import
 
     @property
     def package(self) -> str:
@@ -279,14 +282,20 @@ class FileView:
         elif "." in dotted:
             found = self.resolve(dotted)
         else:
-            found = next((found for found in map(self.resolve, self.starred(dotted)) if found), None)
+            found = next((found for found in map(self.resolve, self.starred(dotted, text, tree)) if found), None)
         self._local[dotted] = found
         return found
 
-    def starred(self, name: str) -> list[str]:
-        """Where a name the linted file uses without binding it may come from: its star
-        imports (``from ..layers import *``), once the file's own summary is known."""
-        return [f"{module}.{name}" for module in self._own[1].stars] if self._own else []
+    def starred(self, name: str, text: str, tree: ast.Module | None = None) -> list[str]:
+        """Where a name the linted ``text`` uses without binding it may come from: its star
+        imports (``from ..layers import *``). Most files have none, and their own summary
+        is not needed for it."""
+        if self._own is None or self._own[0] is not text:
+            if self._starless is not text and _STAR_IMPORT.search(text) is None:
+                self._starless = text
+            if self._starless is text:
+                return []
+        return [f"{module}.{name}" for module in self.own(text, tree).stars]
 
     # -- resolution ------------------------------------------------------------------
 

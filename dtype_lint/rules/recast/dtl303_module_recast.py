@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import Callable
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.traversal import descendants
+from dtype_lint.core.model.finder import standard_library
 from dtype_lint.core.model.summary import FunctionSummary
 from dtype_lint.core.roles import DEVICE_MOVES, MATCHED_DTYPE, factory_name, key_of, models_path, roles
 from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, literals, module_type, named_module,
@@ -129,7 +131,7 @@ class ModuleRecast(Rule):
             lambda t, lc, u: any(helper in t for helper in helpers) or (
                 cast_call(t) and (u is None or _module_cast(u.index, u.names) or (
                     _PARAMETER_LOOP.search(t) and _data_in_loop(u.index)))) or (
-                u is None or _helper_call(t, u)),
+                u is None or _helper_call(u)),
             import_words=("convert", "cast", "to_fp16", "to_bf16", *("float", "half", "double", "bfloat16", "dtype")),
             configured=tuple(helpers),
         )
@@ -433,36 +435,78 @@ def _data_in_loop(index: Index) -> bool:
     return False
 
 
-def _helper_call(text: str, u: Syntax) -> bool:
+def _helper_call(u: Syntax) -> bool:
     """DTL303: a call that hands what may be a module to a function that casts that
     parameter (the project model's summaries of this file and the files it imports).
     Only calls of functions (by name, or through an import: ``utils.cast(m)``; not the
     methods of values) are asked about, and only for the arguments that may be modules."""
     file_names = u.file_names()
-    defined = u.file_memo.get("defined functions")
-    if defined is None:
-        defined = u.file_memo["defined functions"] = frozenset(_DEFINED.findall(u.file_text))
-    # Text first: a call whose head is an import of something the model reads, or a
-    # function of the file. Most units have none, and need no index.
-    # (A class's constructor is no casting helper the model follows: `CapWords` names
-    # are left out.)
-    if not any(head in defined or any(not unread(q) for q in file_names.aliases.get(head, ()))
-               for head in {w.split(".", 1)[0] for w in _CALLED.findall(text) if not w.rsplit(".", 1)[-1][:1].isupper()}):
+    calls = u.file_memo.get("helper calls")
+    if calls is None:
+        calls = u.file_memo["helper calls"] = _helper_calls(u.file_text, file_names)
+    # Text first: the lines of the file's calls whose head is an import of something
+    # the model reads (not a framework it leaves unread, not the standard library) or a
+    # function of the file, found once per file. Most units hold none, and need no
+    # index. (A class's constructor is no casting helper the model follows: `CapWords`
+    # names are left out.)
+    first = min(n.lineno for node in u.nodes for n in (node, *getattr(node, "decorator_list", ())))
+    last = max(node.end_lineno for node in u.nodes)
+    at = bisect.bisect_left(calls, (first, ""))
+    heads = {head for line, head in calls[at:bisect.bisect_right(calls, (last, "\uffff"))]}
+    if not heads:
         return False
     names: Names | None = None
     for call in u.index(ast.Call):
         root = _ast_root(call.func)
         last = call.func.attr if isinstance(call.func, ast.Attribute) else root.id if isinstance(root, ast.Name) else ""
-        if not isinstance(root, ast.Name) or last[:1].isupper() or not (root.id in file_names.aliases or (
-                isinstance(call.func, ast.Name) and root.id in defined)):
+        if not isinstance(root, ast.Name) or last[:1].isupper() or root.id not in heads or (
+                root.id not in file_names.aliases and not isinstance(call.func, ast.Name)):
             continue
         names = names or u.names()
         slots = [i for i, arg in enumerate(call.args) if not isinstance(arg, ast.Starred)
-                 and _may_be_module(arg, names, 0)]
-        slots += [k.arg for k in call.keywords if k.arg and _may_be_module(k.value, names, 0)]
+                 and _module_argument(arg, names, u.memo)]
+        slots += [k.arg for k in call.keywords if k.arg and _module_argument(k.value, names, u.memo)]
         if slots and any(names.casting_function(q, slot) for q in qualified_names(call.func, names) for slot in slots):
             return True
     return False
+
+
+def _helper_calls(text: str, names: Names) -> list[tuple[int, str]]:
+    """(line, head) of each call in ``text`` whose head may name a function the project
+    model reads (an import of a module it reads, or a function the file defines), sorted.
+    Each head is looked for as a literal: far faster than a regex for every call."""
+    defined = set(_DEFINED.findall(text))
+    heads = defined | {head for head, qualified in names.aliases.items()
+                       if any(not unread(q) and not standard_library(q) for q in qualified)}
+    found: list[tuple[int, str]] = []  # (offset, head)
+    for head in heads:
+        position = text.find(head)
+        while position >= 0:
+            end = position + len(head)
+            tail = _CALL_TAIL.match(text, end)
+            if tail and (position == 0 or not (text[position - 1].isalnum() or text[position - 1] in "._")) and not (
+                    text.endswith(("def ", "class "), 0, position)) and not (head + tail.group(1)).rsplit(
+                    ".", 1)[-1][:1].isupper():
+                found.append((position, head))
+            position = text.find(head, end)
+    found.sort()
+    lines, line, offset = [], 1, 0
+    for position, head in found:
+        line += text.count("\n", offset, position)
+        offset = position
+        lines.append((line, head))
+    return lines
+
+
+def _module_argument(arg: ast.AST, names: Names, memo: dict) -> bool:
+    """_may_be_module of a call's argument; for a name, answered once per unit (the same
+    names are handed to many calls)."""
+    if not isinstance(arg, ast.Name):
+        return _may_be_module(arg, names, 0)
+    key = ("may be a module", arg.id)
+    if key not in memo:
+        memo[key] = _may_be_module(arg, names, 0)
+    return memo[key]
 
 
 def _ast_root(node: ast.AST) -> ast.AST:
@@ -471,8 +515,8 @@ def _ast_root(node: ast.AST) -> ast.AST:
     return node
 
 
-# A dotted name before an opening parenthesis: a call, as the file writes it.
-_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")
+# What follows a call's head: the rest of its dotted name, and an opening parenthesis.
+_CALL_TAIL = re.compile(r"((?:\.[A-Za-z_]\w*)*)\s*\(")
 # A function the file defines (at any depth; the model summarises its top-level ones).
 _DEFINED = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)", re.MULTILINE)
 
