@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from dtype_lint.core import roles, shapes
 from dtype_lint.core.model.finder import class_like
-from dtype_lint.core.model.summary import FunctionSummary
+from dtype_lint.core.model.summary import ClassSummary, FunctionSummary
 from dtype_lint.core.shapes import Prefilter
 from dtype_lint.frameworks.bases import TORCH_MODULE_BASES, framework_kinds
 
@@ -287,7 +287,7 @@ class _Planner:
             bases = TORCH_MODULE_BASES | frozenset(self.options.module_bases)
             self._names = shapes.Names(aliases, classes, bindings, bases, tuple(self.options.module_names),
                                        functools.partial(roles.module_keys, self.text), self._project_kinds,
-                                       absolute, self._casting_function)
+                                       absolute, self._casting_function, self._constructor_keeps)
         return self._names
 
     def _project_kinds(self, qualified: str) -> frozenset[str]:
@@ -297,6 +297,39 @@ class _Planner:
         framework = functools.partial(framework_kinds, torch_bases=TORCH_MODULE_BASES | frozenset(self.options.module_bases))
         candidates = [qualified] if "." in qualified else self.view.starred(qualified, self.text, self.tree)
         return frozenset(k for c in candidates if class_like(c) for k in self.view.class_kinds(c, framework)[0])
+
+    def _constructor_keeps(self, qualified: str, slot: int | str) -> bool:
+        """Whether the project model finds the class a dataset, or finds that its
+        ``__init__`` keeps the parameter ``slot`` binds on ``self``: what DTL204 asks of
+        a module's constructor handed a callable. A class of this file that the model
+        does not summarise (one defined in a function) counts."""
+        if self.view is None:
+            return True
+        found = self.view.local(self.text, qualified, self.tree)
+        if found is None or not isinstance(found.node, ClassSummary):
+            return qualified in self.names().classes
+        if qualified.endswith("Dataset") or "dataset" in self._class_kinds(qualified, found):
+            return True
+        params = found.node.init_params
+        param = slot if isinstance(slot, str) else params[slot] if slot < len(params) else None
+        return param in found.node.stores
+
+    def _class_kinds(self, qualified: str, found, depth: int = 0) -> frozenset[str]:
+        """A class's kinds by its bases: through the project model, and for this file's
+        classes (which the model knows by their module's saved text) through their bases
+        here, as FileContext finds them."""
+        if "." in qualified:
+            return self._project_kinds(qualified)
+        framework = functools.partial(framework_kinds, torch_bases=TORCH_MODULE_BASES | frozenset(self.options.module_bases))
+        kinds: set[str] = set()
+        for base in found.node.bases:
+            for candidate in found.candidates(base):
+                local = found.module.classes.get(candidate)
+                if local is not None and depth < 8:
+                    kinds |= self._class_kinds(candidate, dataclasses.replace(found, name=candidate, node=local), depth + 1)
+                else:
+                    kinds |= framework(candidate) or self.view.class_kinds(candidate, framework)[0]
+        return frozenset(kinds)
 
     def _casting_function(self, qualified: str, slot: int | str | None) -> bool:
         """Whether the project model finds a function that casts the parameter ``slot``
@@ -443,7 +476,8 @@ class _Planner:
             if inner:
                 spelled = shapes.words(sorted(inner), whole=True).sub(lambda m: inner[m.group()], spelled)
             expanded = f"{spelled}\n{expansions}"
-            matched |= {code for code, declared in self.declared.items() if declared.keeps(expanded, local, None)}
+            matched |= {code for code, declared in self.declared.items()
+                        if declared.keeps(expanded, local, syntax if declared.sees_aliases else None)}
         return matched
 
     def _spell(self, text: str) -> str:

@@ -44,6 +44,10 @@ class Prefilter:
     # `local` is false only where the file holds no lambda, partial, nested definition
     # or generator of any kind (no source of core.flow's).
     keeps: Callable[[str, bool, "Syntax | None"], bool]
+    # Whether the shape checks hold for a unit reached through an alias too (they do
+    # not read how names are spelled): such a unit is then tested with its syntax and
+    # the text with each alias written out, not with the text alone.
+    sees_aliases: bool = False
     # Words of a qualified name: a *renamed* import of it is written out in the text the
     # test sees (`import jax.tree as jt`: `jt.map` is read as `jax.tree.map`).
     import_words: tuple[str, ...] = ()
@@ -327,6 +331,11 @@ class Names:
     # Whether a function (of this file or another) casts the parameter an argument (a
     # position or a keyword; None: any) binds, itself or through helpers (the project model).
     casting_function: Callable[[str, int | str | None], bool] = lambda qualified, slot: False
+    # Whether instances of a class (of this file or another) are pickled whole with what
+    # its constructor is handed as the argument ``slot``: a dataset (kept, as far as a
+    # rule can know), or a class whose ``__init__`` keeps that parameter on ``self``; a
+    # class the model cannot read counts. True without a model.
+    constructor_keeps: Callable[[str, int | str], bool] = lambda qualified, slot: True
 
     def add(self, nodes: Iterable[ast.AST]) -> "Names":
         """These names plus the imports and bindings among ``nodes`` (a unit's)."""

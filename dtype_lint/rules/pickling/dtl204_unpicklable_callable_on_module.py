@@ -10,7 +10,7 @@ from dtype_lint.core.flow import FileFlow, attribute_key
 from dtype_lint.core.finding import Step
 from dtype_lint.core.model.project import qualify, shown
 from dtype_lint.core.model.summary import ClassSummary
-from dtype_lint.core.shapes import Index, Prefilter, Syntax, literals, may_be_module, pickled_type
+from dtype_lint.core.shapes import Index, Prefilter, Syntax, literals, may_be_module, pickled_type, qualified_names
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
@@ -418,10 +418,21 @@ def _lambda_member(u: Syntax) -> bool:
 
 
 def _constructs_pickled(text: str, u: Syntax) -> bool:
-    """A call that may construct a module or dataset (whose constructor may keep a
-    callable it is given), with an argument the flow may take for a source."""
-    calls = {id(call): call for call, _ in callable_arguments(text, u)}
-    return bool(calls) and any(pickled_type(call.func, u.names()) for call in calls.values())
+    """A call that may construct a dataset, or a module whose constructor keeps the
+    parameter an argument binds (the project model's summary of the class, which
+    ``_kept_by_constructor`` reads), with an argument the flow may take for a source."""
+    arguments = callable_arguments(text, u)
+    if not arguments:
+        return False
+    names = u.names()
+    for call, value in arguments:
+        if not pickled_type(call.func, names):
+            continue
+        slot = next((k.arg for k in call.keywords if k.value is value), None) or next(
+            (i for i, a in enumerate(call.args) if a is value), None)
+        if slot is not None and any(names.constructor_keeps(q, slot) for q in qualified_names(call.func, names)):
+            return True
+    return False
 
 
 def _may_construct(value: ast.AST) -> bool:

@@ -134,6 +134,9 @@ class ModuleRecast(Rule):
                 u is None or _helper_call(u)),
             import_words=("convert", "cast", "to_fp16", "to_bf16", *("float", "half", "double", "bfloat16", "dtype")),
             configured=tuple(helpers),
+            # Receivers, arguments and callees, never dtype spellings: `cast_call` reads the
+            # text with aliases written out.
+            sees_aliases=True,
         )
 
     valid = (
