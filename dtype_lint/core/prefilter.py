@@ -270,9 +270,11 @@ class _Planner:
 
     def syntax(self, position: int) -> shapes.Syntax:
         if position not in self._syntax:
-            self._syntax[position] = shapes.Syntax(self.leaves[position][1].nodes, self.lines, self.function_text,
+            (index, member), leaf = self.leaves[position]
+            owner = self.units[index].node if member >= 0 else None
+            self._syntax[position] = shapes.Syntax(leaf.nodes, self.lines, self.function_text,
                                                    lambda: self.functions().keys(), self.names, self.text, self.tree,
-                                                   self.memo)
+                                                   self.memo, owner=owner)  # type: ignore[arg-type]
         return self._syntax[position]
 
     def names(self) -> shapes.Names:
@@ -287,7 +289,8 @@ class _Planner:
             bases = TORCH_MODULE_BASES | frozenset(self.options.module_bases)
             self._names = shapes.Names(aliases, classes, bindings, bases, tuple(self.options.module_names),
                                        functools.partial(roles.module_keys, self.text), self._project_kinds,
-                                       absolute, self._casting_function, self._constructor_keeps)
+                                       absolute, self._casting_function, self._constructor_keeps,
+                                       self._file_class_kinds)
         return self._names
 
     def _project_kinds(self, qualified: str) -> frozenset[str]:
@@ -313,6 +316,15 @@ class _Planner:
         params = found.node.init_params
         param = slot if isinstance(slot, str) else params[slot] if slot < len(params) else None
         return param in found.node.stores
+
+    def _file_class_kinds(self, name: str) -> frozenset[str] | None:
+        """Names.class_kinds: a top-level class of this file, by its bases."""
+        if self.view is None:
+            return None
+        found = self.view.local(self.text, name, self.tree)
+        if found is None or not isinstance(found.node, ClassSummary) or found.module is not self.view.own(self.text, self.tree):
+            return None
+        return self._class_kinds(name, found)
 
     def _class_kinds(self, qualified: str, found, depth: int = 0) -> frozenset[str]:
         """A class's kinds by its bases: through the project model, and for this file's

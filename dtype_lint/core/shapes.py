@@ -85,6 +85,7 @@ class Syntax:
     # for this unit, so that each is worked out once per file or unit.
     file_memo: dict = dataclasses.field(default_factory=dict)
     memo: dict = dataclasses.field(default_factory=dict)
+    owner: ast.ClassDef | None = None  # for a member of a top-level class: the class
 
     @functools.cached_property
     def index(self) -> Index:
@@ -336,6 +337,9 @@ class Names:
     # rule can know), or a class whose ``__init__`` keeps that parameter on ``self``; a
     # class the model cannot read counts. True without a model.
     constructor_keeps: Callable[[str, int | str], bool] = lambda qualified, slot: True
+    # The kinds of a class of this file by its bases (what FileContext finds), None where
+    # they are not known (no model, or a class the model does not summarise).
+    class_kinds: Callable[[str], frozenset[str] | None] = lambda name: None
 
     def add(self, nodes: Iterable[ast.AST]) -> "Names":
         """These names plus the imports and bindings among ``nodes`` (a unit's)."""

@@ -10,7 +10,8 @@ from dtype_lint.core.flow import FileFlow, attribute_key
 from dtype_lint.core.finding import Step
 from dtype_lint.core.model.project import qualify, shown
 from dtype_lint.core.model.summary import ClassSummary
-from dtype_lint.core.shapes import Index, Prefilter, Syntax, literals, may_be_module, pickled_type, qualified_names
+from dtype_lint.core.shapes import (Index, Prefilter, Syntax, dotted, literals, may_be_module, pickled_type,
+                                    qualified_names)
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
@@ -111,7 +112,7 @@ class CallableOnModule(Rule):
             lambda t, lc, u: bool(
                 (_attr_store(t) and (
                     (lc or generator_words(t)) if u is None
-                    else _callable_store(t, u)))
+                    else _callable_store(t, u, options.transform_classes)))
                 or ("forward" in t and _FORWARD_STORE.search(t))
                 or (lc and any(owner in t for owner in owners))
                 or (lc and (u is None or _constructs_pickled(t, u)))
@@ -387,7 +388,7 @@ def _attr_store(text: str) -> bool:
 
 
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _callable_store(text: str, u: Syntax) -> bool:
+def _callable_store(text: str, u: Syntax, transforms: tuple[str, ...]) -> bool:
     """DTL204: an attribute of ``self``, of what may be a module, or of a name bound to a
     constructor call (an instance the file constructs) assigned (or ``setattr``) a value
     the flow may take for a source (see ``flow_shapes.callable_stores``), in a unit whose
@@ -396,10 +397,26 @@ def _callable_store(text: str, u: Syntax) -> bool:
     if not stores:
         return False
     known = u.names()
-    return any((isinstance(owner, ast.Name) and owner.id == "self") or may_be_module(owner, known, 0)
+    return any(_pickled_self(u, transforms) if isinstance(owner, ast.Name) and owner.id == "self"
+               else may_be_module(owner, known, 0)
                or may_be_module(_ast_root(owner), known, 0)
                or (isinstance(owner, ast.Name) and any(_may_construct(v) for v in known.bindings.get(owner.id, ())))
                for owner, _ in stores)
+
+
+def _pickled_self(u: Syntax, transforms: tuple[str, ...]) -> bool:
+    """Whether ``self`` in the unit may be an instance pickled whole (``_pickled_whole``
+    of the rule): for a method of a top-level class, what its bases make it (a module
+    or a dataset, by the project model), a data module, or a configured transform
+    class; anything else where the unit defines classes of its own or the kinds are
+    not known."""
+    cls = u.owner
+    if cls is None or u.index(ast.ClassDef):
+        return True
+    kinds = u.names().class_kinds(cls.name)
+    return kinds is None or bool(kinds & {"torch_module", "dataset"}) or any(
+        n.endswith("DataModule") for n in (cls.name, *(dotted(b) or "" for b in cls.bases))) or matches_any(
+        cls.name, transforms)
 
 
 def _container_store(text: str, u: Syntax) -> bool:
