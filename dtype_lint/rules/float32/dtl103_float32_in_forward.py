@@ -13,7 +13,7 @@ from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, may_call
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
+from dtype_lint.core.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
     STATE_UPDATES,
