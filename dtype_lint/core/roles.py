@@ -15,6 +15,9 @@ Two questions, answered from what a file says rather than from lists of names:
   to be one unless the file says it is a tensor or a batch: tensor words in its name
   (``model_inputs``, ``model_output``), tensor-only methods used on it (``.shape``,
   ``.view()``, ``.expand()``...), or a value computed from tensors.
+  Bindings, copies and device moves are followed by the flow engine with the modules
+  configuration (``dtype_lint.core.flow.modules``); the name heuristics are its
+  ``named`` hook (:meth:`Roles._named_module`).
 
 * **Is this code on a training path or an inference/export path?** Training: a branch
   taken when a ``training`` flag holds, a function that steps an optimizer, calls
@@ -417,7 +420,7 @@ class Roles:
         self._file: FileFacts | None = None
         self._test: bool | None = None
         self._functions: dict[int, FunctionFacts] = {}
-        from dtype_lint.core.flow.modules import ModulesConfig
+        from dtype_lint.core.flow.modules import ModulesConfig  # it reads this module's vocabulary
 
         self._modules = ModulesConfig(named=self._named_module)
 

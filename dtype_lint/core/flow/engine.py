@@ -155,7 +155,7 @@ class FileFlow:
         self.by_node: dict[int, FScope] = {}
         # class name -> attribute -> [(value, the method scope that stored it)]
         self.attrs: dict[str, dict[str, list[tuple[cst.BaseExpression, FScope]]]] = {}
-        self._cache: dict[tuple[int, int, int], list[Source]] = {}
+        self._cache: dict[tuple[FlowConfig, int, int], list[Source]] = {}
         # Attribute names set back in a `finally` block (`obj.forward = original`,
         # `setattr(obj, name, original)`): a store there is a temporary swap.
         self._restored: set[str] = set()
@@ -291,7 +291,7 @@ class FileFlow:
             return self._sources_of(expr, config, scope, depth, seen)
         if id(expr) in seen:
             return []
-        key = (id(config), id(expr), id(scope))
+        key = (config, id(expr), id(scope))  # the config itself: kept alive, never confused
         if key in self._cache:
             return self._cache[key]
         out = self._sources_of(expr, config, scope, depth, seen | {id(expr)})
