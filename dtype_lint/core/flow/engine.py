@@ -133,7 +133,6 @@ class FScope:
     iterated: set[str] = dataclasses.field(default_factory=set)  # names a for loop iterates
     yields: bool = False
     owner: FScope | None = None  # for a method: its class's scope
-    decorators: tuple[str, ...] = ()
 
     @property
     def nested(self) -> bool:
@@ -496,9 +495,7 @@ class _Collector:
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         outer = self.scope
-        decorators = tuple(self.flow.ctx.resolve(d.decorator) or "" if not isinstance(d.decorator, cst.Call)
-                           else self.flow.ctx.resolve(d.decorator.func) or "" for d in node.decorators)
-        scope = FScope(node, self._lookup_parent(), "function", node.name.value, decorators=decorators)
+        scope = FScope(node, self._lookup_parent(), "function", node.name.value)
         if outer.kind == "class":
             scope.owner = outer
         outer.defs[node.name.value] = scope
