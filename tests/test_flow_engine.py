@@ -16,7 +16,7 @@ from dtype_lint.core.context import FileContext
 from dtype_lint.core.flow import PICKLING, FileFlow, FlowConfig
 from dtype_lint.core.flow.engine import PROPAGATORS
 from dtype_lint.core.flow.float32 import CAST_BACK, FLOAT32, other_dtype
-from dtype_lint.core.flow.modules import ModulesConfig
+from dtype_lint.core.flow.modules import PARAMETER_TREES, ModulesConfig
 from dtype_lint.core.roles import roles
 from dtype_lint.core.traversal import walk
 from dtype_lint.rules.options import Options
@@ -117,6 +117,17 @@ def test_module_reason_keeps_its_reasons() -> None:
     _walk(source, lambda ctx, expr: found.append(roles(ctx, Options()).module_reason(expr)))
     assert found == ["a copy of a module (torch.nn.Linear is a torch module)", "torch.nn.Linear is a torch module",
                      "torch.nn.Module is a torch module", None]
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("def f(m):\n    sd = m.state_dict()\n    sink(sd)", [["'sd' names parameters or state"]]),
+    ("import torch\ndef f(path):\n    blob = torch.load(path)\n    sink(blob.items())",
+     [["load() returns parameters or state"]]),
+    ("def f(m):\n    acts = m.cache()\n    sink(acts)", [[]]),
+])
+def test_parameter_trees(source: str, expected: list[list[str]]) -> None:
+    """DTL302's question (Roles.parameter_dict): a dict of a model's parameters or state."""
+    assert kinds(source, PARAMETER_TREES) == expected
 
 
 # -- F1: float32 -------------------------------------------------------------------------

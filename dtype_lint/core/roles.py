@@ -107,9 +107,6 @@ _EXPORT_PREFIXES = ("torch.onnx.", "torch.export.", "onnx", "onnxruntime", "tens
 # existing model's or tensor's dtype.
 _OPTION_HEADS = frozenset({"args", "arguments", "opt", "opts", "options", "flags", "FLAGS", "hparams", "hp",
                            "training_args", "train_args", "cli_args"})
-# Words of a name that holds parameters or model state.
-_PARAMETER_WORDS = frozenset({"param", "params", "parameters", "weight", "weights", "state", "sd", "checkpoint",
-                              "ckpt", "model", "variables", "tree", "master"})
 # Words of a method that readies or runs its receiver for inference (`model.generate(...)`,
 # `model.make_generation_fast_()`, `model.prepare_for_inference_()`).
 _INFERENCE_METHOD_WORDS = frozenset({"generate", "generation", "inference"})
@@ -723,24 +720,14 @@ class Roles:
         names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         return dtype.value in names and not self.function_facts(fn.node).trains
 
-    def parameter_dict(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    def parameter_dict(self, expr: cst.BaseExpression) -> bool:
         """Whether a dict holds a model's parameters or state: a ``state_dict()``, a
         checkpoint loaded from a file, or a name that says so (`params`, `weights`,
-        `state_dict`, `sd`, `checkpoint`); not a cache of activations or features."""
-        if depth > 4:
-            return False
-        if isinstance(expr, cst.Call):
-            name = _cst_last(expr.func) or ""
-            if name in ("state_dict", "named_parameters", "named_buffers", "load", "load_file", "load_state_dict"):
-                return True
-            return isinstance(expr.func, cst.Attribute) and self.parameter_dict(expr.func.value, depth + 1)
-        name = _cst_last(expr)
-        if name is None:
-            return False
-        if words_of(name) & _PARAMETER_WORDS:
-            return True
-        bound = self.ctx.lookup_binding(name) if isinstance(expr, cst.Name) else None
-        return bound is not None and self.parameter_dict(bound, depth + 1)
+        `state_dict`, `sd`, `checkpoint`); not a cache of activations or features. The
+        flow engine with the parameter-trees configuration (core.flow.modules)."""
+        from dtype_lint.core.flow.modules import PARAMETER_TREES  # it reads this module's vocabulary
+
+        return bool(FileFlow.of(self.ctx).sources(expr, PARAMETER_TREES))
 
 
 def roles(ctx: FileContext, options: Options) -> Roles:

@@ -26,6 +26,9 @@ mode moves (``m.cuda()``, ``m.to(device)``, ``m.eval()``: the same object).
 sanitizers (inference contexts: ``no_grad``, ``inference_mode``, ``eval()`` without a
 later ``train()``; a state dict written to a file) are conditions on the *path* of a
 cast, not on the value: :meth:`dtype_lint.core.roles.Roles.path` holds them.
+
+:data:`PARAMETER_TREES` asks the same engine whether a dict holds a model's parameters
+or state (a ``state_dict()``, a loaded checkpoint, a name that says so), for DTL302.
 """
 
 from __future__ import annotations
@@ -109,4 +112,40 @@ class ModulesConfig(FlowConfig):
         return None
 
 
-MODULES = ModulesConfig()
+# Words of a name that holds parameters or model state.
+PARAMETER_WORDS = frozenset({"param", "params", "parameters", "weight", "weights", "state", "sd", "checkpoint",
+                             "ckpt", "model", "variables", "tree", "master"})
+# Calls whose result is a model's parameters or state.
+_STATE_CALLS = frozenset({"state_dict", "named_parameters", "named_buffers", "load", "load_file", "load_state_dict"})
+
+
+class ParameterTreesConfig(FlowConfig):
+    """F3's other question, for a dict a recast may be applied to: does it hold a model's
+    parameters or state? Sources: a ``state_dict()`` or a checkpoint loaded from a file,
+    a name or attribute that says so (``params``, ``weights``, ``sd``, ``checkpoint``).
+    Carriers: a method called on one (``sd.copy()``, ``ckpt.items()``). Read *ordered*,
+    four steps, like the modules."""
+
+    ordered = True
+    max_depth = 4
+    propagators: frozenset[str] = frozenset()
+
+    def source(self, flow: FileFlow, expr: cst.BaseExpression, scope: FScope | None) -> str | None:
+        name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) \
+            else None
+        if name is not None and _roles.words_of(name) & PARAMETER_WORDS:
+            return f"'{name}' names parameters or state"
+        return None
+
+    def call(self, flow: FileFlow, call: cst.Call, scope: FScope | None) -> str | Carry | None:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in _STATE_CALLS:
+                return f"{func.attr.value}() returns parameters or state"
+            return Carry((func.value,))
+        if isinstance(func, cst.Name) and func.value in _STATE_CALLS:
+            return f"{func.value}() returns parameters or state"
+        return None
+
+
+PARAMETER_TREES = ParameterTreesConfig()
