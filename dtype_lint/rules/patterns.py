@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.dtypes import dtype_name
 from dtype_lint.core.flow.engine import FileFlow
-from dtype_lint.core.flow.float32 import CAST_BACK, other_dtype
+from dtype_lint.core.flow.float32 import CAST_BACK, INTEGER_RESULTS, other_dtype
 from dtype_lint.core.flow.modules import ModulesConfig
 from dtype_lint.core.layers import key_of
 from dtype_lint.core.roles import matches_any
@@ -242,8 +242,6 @@ def _named_by_option(expr: cst.BaseExpression, options: Options) -> str | None:
 # Functions whose result is a table of phases or frequencies: what feeds them is computed
 # in float32 on purpose (sin/cos of large positions lose everything in half precision).
 _TABLE_FUNCTIONS = frozenset({"exp", "sin", "cos", "polar", "exp2", "sincos"})
-# Calls whose result is integers: float32 coordinates made into indices or buckets.
-_INTEGER_RESULTS = frozenset({"long", "int", "bucketize", "searchsorted", "argmax", "argmin", "argsort"})
 
 
 def node_parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
@@ -338,7 +336,7 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
                 if isinstance(node, cst.Call):
                     func = node.func
                     name = callee_name(node)
-                    if name in _INTEGER_RESULTS:
+                    if name in INTEGER_RESULTS:
                         deliberate = True
                         break  # integers from here on: nothing float32 flows further
                     table = name is not None and any(word in name.lower() for word in TABLE_WORDS)
@@ -387,25 +385,6 @@ def names_in(root: cst.CSTNode) -> list[cst.Name]:
             out.append(node)
         stack.extend(node.children)
     return out
-
-
-_INTEGER_DTYPES = ("int", "bool", "long", "uint")
-
-
-def not_float_value(expr: cst.BaseExpression, ctx: FileContext) -> bool:
-    """A value with no floating dtype: a comparison, a negated or inverted mask, or an
-    array made with an integer or boolean dtype (``torch.arange(n, dtype=torch.int64)``):
-    casting it to float32 overrides no input's dtype."""
-    if isinstance(expr, cst.Comparison):
-        return True
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.BitInvert, cst.Not)):
-        return True
-    if isinstance(expr, cst.Call):
-        dtype = argument(expr, None, "dtype")
-        if dtype is not None and isinstance(dtype, (cst.Name, cst.Attribute)):
-            last = (ctx.resolve(dtype) or "").rsplit(".", 1)[-1]
-            return last.startswith(_INTEGER_DTYPES)
-    return False
 
 
 def _read(name: cst.Name, parents: dict[int, cst.CSTNode]) -> bool:

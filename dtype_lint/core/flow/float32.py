@@ -17,7 +17,8 @@ dtype (``x.to(device)``) carries what ``x`` holds.
 (``.to(x.dtype)``, ``astype(x.dtype)``, ``cast(v, x.dtype)``: their dtype holds no
 source, and a cast carries nothing of its receiver), ``.type_as(x)``; boolean and integer
 results (comparisons, ``not``/``~``, ``.bool()``, ``.long()``, ``argmax``..., an
-integer ``dtype=``). Values that only set parameter storage are the rules' own test
+integer ``dtype=``: :func:`not_float_value`, :data:`INTEGER_RESULTS`, which the float32
+rules read too). Values that only set parameter storage are the rules' own test
 (``dtype_lint.rules.patterns``), not the flow's.
 
 :data:`FLOAT32` reads names in the *may* reading with every propagator;
@@ -28,15 +29,39 @@ traversal sees it (``orig = x.dtype`` ... ``.to(orig)``), whose values
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.dtypes import dtype_name, is_float32
 from dtype_lint.core.flow.engine import Carry, FileFlow, FlowConfig, FScope
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 
-# Calls whose result is booleans or integers.
-_INTEGER_RESULTS = frozenset({"bool", "long", "int", "short", "byte", "argmax", "argmin", "argsort",
-                              "bucketize", "searchsorted"})
-_INTEGER_DTYPES = ("int", "uint", "bool", "long")
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext
+
+# Calls whose result is integers: float32 coordinates made into indices or buckets.
+INTEGER_RESULTS = frozenset({"long", "int", "bucketize", "searchsorted", "argmax", "argmin", "argsort"})
+_INTEGER_DTYPES = ("int", "bool", "long", "uint")
+
+
+def not_float_value(expr: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A value with no floating dtype: a comparison, a negated or inverted mask, or an
+    array made with an integer or boolean dtype (``torch.arange(n, dtype=torch.int64)``):
+    casting it to float32 overrides no input's dtype."""
+    if isinstance(expr, cst.Comparison):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.BitInvert, cst.Not)):
+        return True
+    if isinstance(expr, cst.Call):
+        dtype = next((arg.value for arg in expr.args if arg.keyword is not None and arg.keyword.value == "dtype"),
+                     None)
+        if dtype is not None and isinstance(dtype, (cst.Name, cst.Attribute)):
+            return _integer_dtype(dtype, ctx)
+    return False
+
+
+def _integer_dtype(dtype: cst.BaseExpression, ctx: FileContext) -> bool:
+    return (ctx.resolve(dtype) or "").rsplit(".", 1)[-1].startswith(_INTEGER_DTYPES)
 
 
 def other_dtype(expr: cst.BaseExpression, flow: FileFlow) -> bool:
@@ -73,18 +98,16 @@ class Float32Config(FlowConfig):
         self.max_depth = max_depth
 
     def sanitizes(self, flow: FileFlow, expr: cst.BaseExpression, scope: FScope | None) -> bool:
-        if isinstance(expr, cst.Comparison) or (
-                isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.BitInvert, cst.Not))):
+        if not_float_value(expr, flow.ctx):
             return True
         if isinstance(expr, cst.Attribute):
             return expr.attr.value == "dtype"  # another value's dtype
         if isinstance(expr, cst.Call):
             name = _last(expr.func)
-            if name in _INTEGER_RESULTS or name == "type_as":
+            if name in INTEGER_RESULTS or name in ("bool", "type_as"):
                 return True
             dtype = _dtype_argument(expr, name)
-            last = (flow.ctx.resolve(dtype) or "").rsplit(".", 1)[-1] if dtype is not None else ""
-            return last.startswith(_INTEGER_DTYPES)
+            return dtype is not None and _integer_dtype(dtype, flow.ctx)
         return False
 
     def source(self, flow: FileFlow, expr: cst.BaseExpression, scope: FScope | None) -> str | None:
