@@ -143,6 +143,7 @@ def test_parameter_trees(source: str, expected: list[list[str]]) -> None:
     ("import jax.numpy as jnp\ndef pick():\n    return jnp.float32\ndef f():\n    sink(pick())",
      ["float32 (jnp.float32) returned by pick()"]),
     ("import torch\ndef f(x):\n    y = x.float()\n    sink(y.to('cuda'))", ["a .float() cast"]),
+    ("import torch\ndef f(n):\n    dt = torch.float\n    sink(torch.zeros(n, dtype=dt))", ["a value made in float32 (torch.float)"]),
 ])
 def test_float32_sources(source: str, expected: list[str]) -> None:
     assert kinds(source, FLOAT32) == [expected]

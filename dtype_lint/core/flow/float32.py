@@ -10,8 +10,9 @@ follows another value's dtype instead (a cast back, which keeps what is there).
 cast.
 
 **Carriers**: a cast to a dtype (``x.to(d)``, ``x.type(d)``, ``x.astype(d)``,
-``cast(x, d)``) carries what ``d`` holds ("a value cast to ..."); a move that names no
-dtype (``x.to(device)``) carries what ``x`` holds.
+``cast(x, d)``) carries what ``d`` holds ("a value cast to ..."), and so does a call
+given ``dtype=d`` ("a value made in ..."); a move that names no dtype
+(``x.to(device)``) carries what ``x`` holds.
 
 **Sanitizers**: another value's dtype (``x.dtype``), and so the casts to it
 (``.to(x.dtype)``, ``astype(x.dtype)``, ``cast(v, x.dtype)``: their dtype holds no
@@ -123,8 +124,9 @@ class Float32Config(FlowConfig):
         if name == "float" and isinstance(call.func, cst.Attribute) and not call.args:
             return "a .float() cast"
         dtype = _dtype_argument(call, name)
-        if dtype is not None:
-            return Carry((dtype,), "a value cast to {}")
+        if dtype is not None:  # a cast, or a value made with `dtype=`
+            return Carry((dtype,), "a value cast to {}" if name in TYPE_CAST_METHODS or name == "cast"
+                         else "a value made in {}")
         if name == "to" and isinstance(call.func, cst.Attribute):
             return Carry((call.func.value,))  # a device move keeps the dtype
         return None
