@@ -15,6 +15,9 @@ Two questions, answered from what a file says rather than from lists of names:
   to be one unless the file says it is a tensor or a batch: tensor words in its name
   (``model_inputs``, ``model_output``), tensor-only methods used on it (``.shape``,
   ``.view()``, ``.expand()``...), or a value computed from tensors.
+  Bindings, copies and device moves are followed by the flow engine with the modules
+  configuration (``dtype_lint.core.flow.modules``); the name heuristics are its
+  ``named`` hook (:meth:`Roles._named_module`).
 
 * **Is this code on a training path or an inference/export path?** Training: a branch
   taken when a ``training`` flag holds, a function that steps an optimizer, calls
@@ -50,6 +53,8 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow.engine import FileFlow
+from dtype_lint.core.flow.float32 import CAST_BACK
 from dtype_lint.core.shapes import Index, dotted, last_name
 
 if TYPE_CHECKING:
@@ -102,9 +107,6 @@ _EXPORT_PREFIXES = ("torch.onnx.", "torch.export.", "onnx", "onnxruntime", "tens
 # existing model's or tensor's dtype.
 _OPTION_HEADS = frozenset({"args", "arguments", "opt", "opts", "options", "flags", "FLAGS", "hparams", "hp",
                            "training_args", "train_args", "cli_args"})
-# Words of a name that holds parameters or model state.
-_PARAMETER_WORDS = frozenset({"param", "params", "parameters", "weight", "weights", "state", "sd", "checkpoint",
-                              "ckpt", "model", "variables", "tree", "master"})
 # Words of a method that readies or runs its receiver for inference (`model.generate(...)`,
 # `model.make_generation_fast_()`, `model.prepare_for_inference_()`).
 _INFERENCE_METHOD_WORDS = frozenset({"generate", "generation", "inference"})
@@ -122,6 +124,11 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 def words_of(name: str) -> set[str]:
     """The lower-case words of a snake_case or CamelCase name."""
     return {w.lower() for part in name.split("_") for w in _WORD.findall(part)}
+
+
+def matches_any(name: str, patterns: Iterable[str]) -> bool:
+    """Whether ``name`` matches one of the glob ``patterns``."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 def key_of(name: str) -> str:
@@ -410,6 +417,9 @@ class Roles:
         self._file: FileFacts | None = None
         self._test: bool | None = None
         self._functions: dict[int, FunctionFacts] = {}
+        from dtype_lint.core.flow.modules import ModulesConfig  # it reads this module's vocabulary
+
+        self._modules = ModulesConfig(named=self._named_module)
 
     # -- file --------------------------------------------------------------------------
 
@@ -422,39 +432,19 @@ class Roles:
 
     # -- receivers ---------------------------------------------------------------------
 
-    def module_reason(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
-        """Why ``expr`` is a module, or None (unknown, or a tensor or a batch)."""
-        from dtype_lint.rules.patterns import _module_type, matches_any
+    def module_reason(self, expr: cst.BaseExpression) -> str | None:
+        """Why ``expr`` is a module, or None (unknown, or a tensor or a batch): the flow
+        engine with the modules configuration (core.flow.modules), which follows bindings,
+        copies and device moves, and asks :meth:`_named_module` of a name whose binding
+        says nothing."""
+        for source in FileFlow.of(self.ctx).sources(expr, self._modules):
+            return source.kind
+        return None
 
-        ctx = self.ctx
-        if depth > 4:
-            return None
-        if isinstance(expr, cst.Call):
-            strong = _module_type(expr.func, ctx)
-            if strong:
-                return strong
-            name = _cst_last(expr.func)
-            if name in ("deepcopy", "copy") and expr.args:
-                inner = self.module_reason(expr.args[0].value, depth + 1)
-                return f"a copy of a module ({inner})" if inner else None
-            qualified = ctx.resolve(expr.func)
-            if qualified and models_path(qualified):
-                return f"{qualified} comes from a package of models"
-            if factory_name(name) and name not in ("deepcopy",):
-                return f"{name}() returns a model"
-            if isinstance(expr.func, cst.Attribute) and name in DEVICE_MOVES:
-                return self.module_reason(expr.func.value, depth + 1)
-            return None
+    def _named_module(self, expr: cst.BaseExpression) -> str | None:
+        """What a name or attribute alone says: a module, by how the file uses the name
+        or by ``module-names``; None for a tensor or a batch."""
         if isinstance(expr, cst.Name):
-            if expr.value == "self":
-                cls = ctx.method_class()
-                return "'self' is a module here" if cls and "torch_module" in cls.kinds else None
-            bound = ctx.lookup_binding(expr.value)
-            if bound is not None:
-                kind = (_module_type(bound, ctx) if isinstance(bound, (cst.Name, cst.Attribute)) else None) or (
-                    self.module_reason(bound, depth + 1))
-                if kind:
-                    return kind
             name = expr.value
         elif isinstance(expr, cst.Attribute):
             name = expr.attr.value
@@ -661,8 +651,6 @@ class Roles:
     def path(self, node: cst.CSTNode, receiver: cst.BaseExpression | None = None) -> str | None:
         """Why a cast at ``node`` (of ``receiver``, if it has one) runs only for inference
         or export, or None when it may run before or during training."""
-        from dtype_lint.rules.patterns import matches_any
-
         ctx = self.ctx
         fn = ctx.function
         facts = self.function_facts(fn.node) if fn is not None else None  # type: ignore[arg-type]
@@ -712,9 +700,9 @@ class Roles:
     def matches_existing_dtype(self, dtype: cst.BaseExpression | None) -> bool:
         """``x.to(other.dtype)``: the dtype of an existing model, tensor or leaf (not a
         command-line option), which keeps what is there rather than choosing a precision."""
-        if isinstance(dtype, cst.Name):  # `dtype = self.vae.dtype` ... `.to(dtype)`
-            bound = self.ctx.lookup_binding(dtype.value)
-            return isinstance(bound, cst.Attribute) and self.matches_existing_dtype(bound)
+        if isinstance(dtype, cst.Name):  # `dtype = self.vae.dtype` ... `.to(dtype)`: F1's reading of a dtype
+            return any(isinstance(value, cst.Attribute) and self.matches_existing_dtype(value)
+                       for value in FileFlow.of(self.ctx).values(dtype, CAST_BACK))
         if not isinstance(dtype, cst.Attribute) or dtype.attr.value != "dtype":
             return False
         head = dtype.value
@@ -732,24 +720,14 @@ class Roles:
         names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         return dtype.value in names and not self.function_facts(fn.node).trains
 
-    def parameter_dict(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    def parameter_dict(self, expr: cst.BaseExpression) -> bool:
         """Whether a dict holds a model's parameters or state: a ``state_dict()``, a
         checkpoint loaded from a file, or a name that says so (`params`, `weights`,
-        `state_dict`, `sd`, `checkpoint`); not a cache of activations or features."""
-        if depth > 4:
-            return False
-        if isinstance(expr, cst.Call):
-            name = _cst_last(expr.func) or ""
-            if name in ("state_dict", "named_parameters", "named_buffers", "load", "load_file", "load_state_dict"):
-                return True
-            return isinstance(expr.func, cst.Attribute) and self.parameter_dict(expr.func.value, depth + 1)
-        name = _cst_last(expr)
-        if name is None:
-            return False
-        if words_of(name) & _PARAMETER_WORDS:
-            return True
-        bound = self.ctx.lookup_binding(name) if isinstance(expr, cst.Name) else None
-        return bound is not None and self.parameter_dict(bound, depth + 1)
+        `state_dict`, `sd`, `checkpoint`); not a cache of activations or features. The
+        flow engine with the parameter-trees configuration (core.flow.modules)."""
+        from dtype_lint.core.flow.modules import PARAMETER_TREES  # it reads this module's vocabulary
+
+        return bool(FileFlow.of(self.ctx).sources(expr, PARAMETER_TREES))
 
 
 def roles(ctx: FileContext, options: Options) -> Roles:

@@ -407,7 +407,7 @@ def qualified_names(expr: ast.AST, names: Names) -> list[str]:
 
 
 def module_type(expr: ast.AST, names: Names) -> bool:
-    """Whether a dotted name may resolve to a torch module class (rules.patterns._module_type)."""
+    """Whether a dotted name may resolve to a torch module class (core.flow.modules.module_type)."""
     for qualified in qualified_names(expr, names):
         last = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torch.nn.") and last[:1].isupper() and not last.startswith("Parameter"):

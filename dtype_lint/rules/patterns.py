@@ -6,10 +6,14 @@ import fnmatch
 from typing import TYPE_CHECKING
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.dtypes import dtype_name
+from dtype_lint.core.flow.engine import FileFlow
+from dtype_lint.core.flow.float32 import CAST_BACK, INTEGER_RESULTS, other_dtype
+from dtype_lint.core.flow.modules import ModulesConfig
 from dtype_lint.core.layers import key_of
+from dtype_lint.core.roles import matches_any
 from dtype_lint.frameworks.bases import LOSS_CLASSES
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
-from dtype_lint.rules.dtypes import dtype_name
 from dtype_lint.rules.options import CAST_HELPER_PATTERNS, Options
 
 if TYPE_CHECKING:
@@ -77,11 +81,8 @@ def follows_a_dtype(node: cst.BaseExpression, ctx: FileContext) -> bool:
     (``orig_type = x.dtype`` ... ``.to(orig_type)``)."""
     if "dtype" in ctx.module.code_for_node(node).lower():
         return True
-    if isinstance(node, cst.Name):
-        bound = ctx.lookup_binding(node.value)
-        return bound is not None and "dtype" in ctx.module.code_for_node(bound).lower() and dtype_name(
-            bound, ctx) is None
-    return False
+    flow = FileFlow.of(ctx)
+    return isinstance(node, cst.Name) and any(other_dtype(value, flow) for value in flow.values(node, CAST_BACK))
 
 
 def has_star_kwargs(call: cst.Call) -> bool:
@@ -214,60 +215,33 @@ def host_side_dtype(dtype: cst.BaseExpression, ctx: FileContext, options: Option
     return (ctx.resolve(dtype) or "").startswith("numpy.") and numpy_dtypes_on_host(ctx, options)
 
 
-def matches_any(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
-
-
-def module_kind(expr: cst.BaseExpression, ctx: FileContext, options: Options, depth: int = 0) -> str | None:
+def module_kind(expr: cst.BaseExpression, ctx: FileContext, options: Options) -> str | None:
     """Why ``expr`` is known to be a torch module, or None.
 
     Known: ``self`` in a module's method, a constructor call of a module class, a name
-    bound to one or annotated as one, or a name configured in ``module-names``.
+    bound to one or annotated as one, or a name configured in ``module-names``: the
+    flow engine with the modules configuration, constructions only (no factories,
+    copies or moves).
     """
-    if depth > 4:
-        return None
-    if isinstance(expr, cst.Call):
-        return _module_type(expr.func, ctx)
-    if isinstance(expr, cst.Name):
-        if expr.value == "self":
-            cls = ctx.method_class()
-            return "'self' is a module here" if cls and "torch_module" in cls.kinds else None
-        bound = ctx.lookup_binding(expr.value)
-        if isinstance(bound, (cst.Name, cst.Attribute)):
-            kind = _module_type(bound, ctx) or module_kind(bound, ctx, options, depth + 1)
-        elif bound is not None:
-            kind = module_kind(bound, ctx, options, depth + 1)
-        else:
-            kind = None
-        if kind:
-            return kind
-        if matches_any(expr.value, options.module_names):
-            return f"'{expr.value}' names a model"
-        return None
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        if matches_any(expr.attr.value, options.module_names):
-            return f"'self.{expr.attr.value}' names a model"
+    config = ModulesConfig(named=lambda node: _named_by_option(node, options), factories=False)
+    for source in FileFlow.of(ctx).sources(expr, config):
+        return source.kind
     return None
 
 
-def _module_type(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
-    """Why the class (or constructor) ``expr`` names is a torch module, or None."""
-    qualified = ctx.resolve(expr)
-    if qualified is None:
-        return None
-    last = qualified.rsplit(".", 1)[-1]
-    if qualified.startswith("torch.nn.") and last[:1].isupper() and not last.startswith("Parameter"):
-        return f"{qualified} is a torch module"
-    if "torch_module" in ctx.kinds_of(qualified):
-        return f"{qualified} is a torch module"
+def _named_by_option(expr: cst.BaseExpression, options: Options) -> str | None:
+    """A name, or ``self.<name>``, that ``module-names`` matches."""
+    if isinstance(expr, cst.Name):
+        return f"'{expr.value}' names a model" if matches_any(expr.value, options.module_names) else None
+    if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+            and matches_any(expr.attr.value, options.module_names)):
+        return f"'self.{expr.attr.value}' names a model"
     return None
 
 
 # Functions whose result is a table of phases or frequencies: what feeds them is computed
 # in float32 on purpose (sin/cos of large positions lose everything in half precision).
 _TABLE_FUNCTIONS = frozenset({"exp", "sin", "cos", "polar", "exp2", "sincos"})
-# Calls whose result is integers: float32 coordinates made into indices or buckets.
-_INTEGER_RESULTS = frozenset({"long", "int", "bucketize", "searchsorted", "argmax", "argmin", "argsort"})
 
 
 def node_parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
@@ -362,7 +336,7 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
                 if isinstance(node, cst.Call):
                     func = node.func
                     name = callee_name(node)
-                    if name in _INTEGER_RESULTS:
+                    if name in INTEGER_RESULTS:
                         deliberate = True
                         break  # integers from here on: nothing float32 flows further
                     table = name is not None and any(word in name.lower() for word in TABLE_WORDS)
@@ -411,25 +385,6 @@ def names_in(root: cst.CSTNode) -> list[cst.Name]:
             out.append(node)
         stack.extend(node.children)
     return out
-
-
-_INTEGER_DTYPES = ("int", "bool", "long", "uint")
-
-
-def not_float_value(expr: cst.BaseExpression, ctx: FileContext) -> bool:
-    """A value with no floating dtype: a comparison, a negated or inverted mask, or an
-    array made with an integer or boolean dtype (``torch.arange(n, dtype=torch.int64)``):
-    casting it to float32 overrides no input's dtype."""
-    if isinstance(expr, cst.Comparison):
-        return True
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.BitInvert, cst.Not)):
-        return True
-    if isinstance(expr, cst.Call):
-        dtype = argument(expr, None, "dtype")
-        if dtype is not None and isinstance(dtype, (cst.Name, cst.Attribute)):
-            last = (ctx.resolve(dtype) or "").rsplit(".", 1)[-1]
-            return last.startswith(_INTEGER_DTYPES)
-    return False
 
 
 def _read(name: cst.Name, parents: dict[int, cst.CSTNode]) -> bool:

@@ -6,11 +6,11 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.dtypes import is_float32
 from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.dtypes import is_float32
 from dtype_lint.rules.optional_annotation import optional
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import host_side_dtype, matches_any, module_kind

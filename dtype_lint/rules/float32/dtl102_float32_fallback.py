@@ -7,11 +7,11 @@ import re
 from typing import TYPE_CHECKING, Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.dtypes import LOW_PRECISION, dtype_name, is_float32
 from dtype_lint.core.layers import key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, text_of
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any
 

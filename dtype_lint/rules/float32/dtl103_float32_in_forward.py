@@ -6,14 +6,15 @@ import ast
 from typing import Sequence
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.roles import roles
+from dtype_lint.core.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
+from dtype_lint.core.flow.float32 import not_float_value
 from dtype_lint.core.layers import facts as layer_facts
 from dtype_lint.core.layers import forward_name, key_of
+from dtype_lint.core.roles import roles
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, may_call
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import (
     STATE_UPDATES,
@@ -26,7 +27,6 @@ from dtype_lint.rules.patterns import (
     mentions_loss_side,
     method_name,
     node_parents,
-    not_float_value,
     numpy_dtypes_on_host,
     positional_dtype,
 )

@@ -6,7 +6,7 @@ import ast
 import re
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import FileFlow
+from dtype_lint.core.flow import PICKLING, FileFlow
 from dtype_lint.core.shapes import Prefilter, in_word, literals, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -215,7 +215,7 @@ class UnpicklableProcessTarget(Rule):
     def _check(self, value: cst.BaseExpression | None, sink: str) -> None:
         if value is None:
             return
-        for source in FileFlow.of(self.ctx).sources(value):
+        for source in FileFlow.of(self.ctx).sources(value, PICKLING):
             self.report(source.node, self.message.format(kind=source.kind, sink=sink))
 
     def _factory_kind(self, call: cst.Call) -> str | None:

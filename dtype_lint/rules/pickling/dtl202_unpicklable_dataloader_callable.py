@@ -6,7 +6,7 @@ import ast
 import re
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import FileFlow
+from dtype_lint.core.flow import PICKLING, FileFlow
 from dtype_lint.core.shapes import Prefilter
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -125,7 +125,7 @@ class UnpicklableDataLoaderCallable(Rule):
         if not any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "worker_init_fn"
                    for t in node.targets):
             return
-        for source in FileFlow.of(self.ctx).sources(node.value):
+        for source in FileFlow.of(self.ctx).sources(node.value, PICKLING):
             self.report(source.node, self.message.format(kind=source.kind, sink="a loader's worker_init_fn"))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -143,9 +143,9 @@ class UnpicklableDataLoaderCallable(Rule):
         flow = FileFlow.of(self.ctx)
         for keyword, position in _CALLABLES:
             value = argument(node, position if positional else None, keyword)
-            sources = flow.sources(value) if value is not None else []
+            sources = flow.sources(value, PICKLING) if value is not None else []
             # What `**loader_kwargs` passes, reported where the entry is stored.
-            sources += flow.keyword_sources(node, keyword)
+            sources += flow.keyword_sources(node, keyword, PICKLING)
             sink = f"{last}({keyword}=...) with workers"
             for source in sources:
                 self.report(source.node, self.message.format(kind=source.kind, sink=sink))

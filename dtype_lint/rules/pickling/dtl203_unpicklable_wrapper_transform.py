@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import FileFlow
+from dtype_lint.core.flow import PICKLING, FileFlow
 from dtype_lint.core.shapes import Prefilter, words
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -92,7 +92,7 @@ class UnpicklableWrapperTransform(Rule):
                 continue
             value = argument(node, None, keyword)
             flow = FileFlow.of(self.ctx)
-            sources = (flow.sources(value) if value is not None else []) + flow.keyword_sources(node, keyword)
+            sources = (flow.sources(value, PICKLING) if value is not None else []) + flow.keyword_sources(node, keyword, PICKLING)
             for source in sources:
                 sink = f"{qualified.rsplit('.', 1)[-1]}({keyword}=...)"
                 self.report(source.node, self.message.format(kind=source.kind, sink=sink))

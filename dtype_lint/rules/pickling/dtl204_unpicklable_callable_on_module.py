@@ -6,7 +6,7 @@ import ast
 import re
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import FileFlow, attribute_key
+from dtype_lint.core.flow import PICKLING, FileFlow, attribute_key
 from dtype_lint.core.finding import Step
 from dtype_lint.core.model.project import qualify, shown
 from dtype_lint.core.model.summary import ClassSummary
@@ -204,7 +204,7 @@ class CallableOnModule(Rule):
             return
         flow = FileFlow.of(self.ctx)
         for arg in node.args:
-            for source in flow.sources(arg.value):
+            for source in flow.sources(arg.value, PICKLING):
                 self.report(source.node, self.message.format(kind=source.kind, owner=owner),
                             flow=self.ctx.class_steps(qualified))
 
@@ -245,7 +245,7 @@ class CallableOnModule(Rule):
         if ".remove()" in body or not re.search(rf"\breturn\s+{re.escape(root.value)}\s*(?:[,)#]|$)", body, re.MULTILINE):
             return
         owner = f"a module's hooks ({call.func.attr.value} keeps it)"  # type: ignore[union-attr]
-        for source in FileFlow.of(self.ctx).sources(call.args[0].value):
+        for source in FileFlow.of(self.ctx).sources(call.args[0].value, PICKLING):
             self.report(source.node, self.message.format(kind=source.kind, owner=owner))
 
     def _kept_by_constructor(self, call: cst.Call, qualified: str) -> None:
@@ -264,7 +264,7 @@ class CallableOnModule(Rule):
             if param not in found.node.stores:
                 continue
             store = found.step(f"{found.name}.__init__ keeps `{param}` on self", found.node.stores[param])
-            for source in flow.sources(arg.value):
+            for source in flow.sources(arg.value, PICKLING):
                 owner = f"a {found.name} module by {found.name}.__init__ ({store.path}:{store.line})"
                 self.report(source.node, self.message.format(kind=source.kind, owner=owner),
                             flow=(store, *self.ctx.class_steps(qualified)))
@@ -275,7 +275,7 @@ class CallableOnModule(Rule):
         owner = self._owner(receiver)
         if owner is None or attr in FileFlow.of(self.ctx).restored:
             return  # a temporary swap: the file sets the attribute back in a `finally`
-        sources = FileFlow.of(self.ctx).sources(value, attributes=False)
+        sources = FileFlow.of(self.ctx).sources(value, PICKLING, attributes=False)
         cls = self.ctx.method_class() if isinstance(receiver, cst.Name) and receiver.value == "self" else None
         steps = self.ctx.class_steps(cls.name) if cls is not None else ()
         for source in sources:

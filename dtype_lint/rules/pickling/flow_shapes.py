@@ -41,7 +41,7 @@ def stores_on_self(text: str, u: Syntax) -> bool:
 
 
 _NESTED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
-# Names of parameters that may hold a generator (core.flow's _holds_generator).
+# Names of parameters that may hold a generator (core.flow.pickling's _holds_generator).
 GENERATOR_PARAM = re.compile(r"(?:^|_)gen(?:erator)?$")
 GENERATOR_WORDS = re.compile(r"\bgen\b|_gen\b|generator|Generator|Iterator|\byield\b")
 # The same words that end a word, searched from their first letter (a search for a

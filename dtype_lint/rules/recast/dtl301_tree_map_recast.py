@@ -7,12 +7,12 @@ import re
 from typing import Callable, Sequence
 
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.dtypes import is_float32
+from dtype_lint.core.roles import roles
 from dtype_lint.core.shapes import Index, Prefilter, lines_of
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.dtypes import is_float32
 from dtype_lint.rules.options import Options
-from dtype_lint.core.roles import roles
 from dtype_lint.rules.patterns import argument, method_name, names_dtype
 
 TREE_MAPS = frozenset(

@@ -18,7 +18,7 @@ from dtype_lint.frameworks.bases import unread
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.dtypes import LOW_PRECISION, dtype_name
+from dtype_lint.core.dtypes import LOW_PRECISION, dtype_name
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import argument, casting_helper, cast_dtype_name, cast_target, matches_any, method_name, names_dtype
 

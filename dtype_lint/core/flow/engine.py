@@ -1,0 +1,622 @@
+"""The flow engine: scopes, bindings and propagators of one file, and the sources that
+reach an expression under a configuration (:class:`FlowConfig`).
+
+The engine knows how values move in Python code; a configuration says which values
+matter. :meth:`FileFlow.sources` follows an expression back to what it may hold:
+
+* **names**, looked up through the enclosing function scopes like Python does (class
+  bodies skipped). Two readings, chosen by the configuration: *may* (every value the
+  name is ever given in its scope: ``fn = fn or (lambda x: x)`` keeps both; tuple
+  targets, loops, ``+=`` bind it to something unknown), or *ordered* (the binding that
+  holds where the traversal stands now, as :meth:`FileContext.lookup_binding` keeps
+  it: the last ``x = ...``, ``x: T = ...``, ``with ... as x`` or parameter annotation
+  entered);
+* **branches**: ``x or y``, ``x and y``, conditional expressions;
+* **displays**: the elements of tuple, list, set and dict displays;
+* **attributes**: ``self.attr = value`` in any method of the same class, read back as
+  ``self.attr`` (and ``setattr(self, "attr", value)``);
+* **returns**: a call of a function of the file, or of a method of the same class
+  through ``self``, holds what the function returns;
+* **carriers**: calls the configuration names that keep what their arguments hold
+  (``functools.partial(f)``, ``deepcopy(m)``, ``m.cuda()``), with a template that says
+  how (``"a copy of a module ({})"``).
+
+A configuration also names the **sources** (a lambda, a module construction, a float32
+dtype), the **sanitizers** that stop the flow (a cast to another value's dtype), what a
+name alone says when its bindings say nothing (``named``), and how deep to follow.
+The **sinks** are the rules' own: they ask :meth:`FileFlow.sources` for an argument,
+:meth:`FileFlow.keyword_sources` for what ``**d`` passes as one keyword, and
+:meth:`FileFlow.values` for the values a name holds.
+
+The scopes are built from one walk of the module, the first time a *may* question is
+asked (:meth:`FileFlow.of`, cached on the FileContext); *may* answers are cached per
+(configuration, expression, scope). *Ordered* answers depend on where the traversal
+stands, so they are neither built from the walk nor cached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from dtype_lint.core.deferred import cst
+
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext
+
+WRAPS = frozenset({"functools.wraps", "wraps"})
+_MAX_DEPTH = 8
+# The engine's propagators a configuration may turn on (names and carriers always apply).
+PROPAGATORS = frozenset({"branches", "displays", "attributes", "returns"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """A value of interest reaching an expression: ``node`` is where it enters the
+    queried expression (the expression itself, a branch or an element of it), ``kind``
+    says what it is ("a lambda", "a local function 'f'", "torch.nn.Linear is a torch
+    module", ...)."""
+
+    node: cst.CSTNode
+    kind: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Carry:
+    """A call that keeps what ``exprs`` hold; its source's kind is ``template`` with the
+    inner kind in place of ``{}``."""
+
+    exprs: tuple[cst.BaseExpression, ...]
+    template: str = "{}"
+
+
+class FlowConfig:
+    """What one family asks of the engine. Subclasses override the hooks they need; the
+    defaults find nothing, stop nothing and carry nothing.
+
+    ``ordered``: names read as the traversal sees them now (see the module's docs), else
+    every value given in the scope. ``max_depth``: how many steps (a binding, a branch,
+    a carried argument) to follow. ``propagators``: which of :data:`PROPAGATORS` apply.
+    """
+
+    ordered: bool = False
+    max_depth: int = _MAX_DEPTH
+    propagators: frozenset[str] = PROPAGATORS
+
+    def sanitizes(self, flow: FileFlow, expr: cst.BaseExpression, scope: FScope | None) -> bool:
+        """Whether ``expr`` stops the flow (nothing it holds is of interest)."""
+        return False
+
+    def source(self, flow: FileFlow, expr: cst.BaseExpression, scope: FScope | None) -> str | None:
+        """The kind of source ``expr`` (not a call) is by itself, or None."""
+        return None
+
+    def name(self, flow: FileFlow, name: str, found: FScope) -> str | None:
+        """*May* reading: the kind of source ``name`` is, by how ``found`` (the scope that
+        binds it) binds it (a local ``def``, a parameter), before its values are followed."""
+        return None
+
+    def bound(self, flow: FileFlow, value: cst.BaseExpression) -> str | None:
+        """*Ordered* reading: the kind of source a name's binding is by itself (a
+        parameter's annotation), before the binding is followed."""
+        return None
+
+    def named(self, flow: FileFlow, expr: cst.BaseExpression) -> str | None:
+        """What a name or attribute alone says, when what it is bound to says nothing."""
+        return None
+
+    def call(self, flow: FileFlow, call: cst.Call, scope: FScope | None) -> str | Carry | None:
+        """A call that is a source (its kind), that carries what some expressions hold
+        (a :class:`Carry`), or neither (None: then the returns propagator may apply)."""
+        return None
+
+
+@dataclasses.dataclass(eq=False)
+class FScope:
+    """A module, function, lambda or class body, with what it binds."""
+
+    node: cst.CSTNode
+    parent: FScope | None  # the scope names are looked up in next (class bodies skipped)
+    kind: str  # "module", "function", "lambda", "class"
+    name: str = ""
+    values: dict[str, list[cst.BaseExpression]] = dataclasses.field(default_factory=dict)
+    bound: set[str] = dataclasses.field(default_factory=set)  # bound to something unknown
+    params: dict[str, cst.Param] = dataclasses.field(default_factory=dict)
+    defs: dict[str, FScope] = dataclasses.field(default_factory=dict)  # functions defined here
+    classes: dict[str, cst.ClassDef] = dataclasses.field(default_factory=dict)
+    # d -> [(key or None, value, the scope that stored it)] from d[k] = v, d.update(...)
+    entries: dict[str, list[tuple[str | None, cst.BaseExpression, FScope]]] = dataclasses.field(
+        default_factory=dict)
+    returns: list[cst.BaseExpression] = dataclasses.field(default_factory=list)
+    wrapped: set[str] = dataclasses.field(default_factory=set)  # params an inner wrapper wraps
+    iterated: set[str] = dataclasses.field(default_factory=set)  # names a for loop iterates
+    yields: bool = False
+    owner: FScope | None = None  # for a method: its class's scope
+
+    @property
+    def nested(self) -> bool:
+        """Inside a function (so what is defined here has no importable name)."""
+        scope = self
+        while scope is not None:
+            if scope.kind in ("function", "lambda"):
+                return True
+            scope = scope.parent
+        return False
+
+
+class FileFlow:
+    """The file's scopes and bindings, and the sources that reach an expression."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._root: FScope | None = None
+        self.by_node: dict[int, FScope] = {}
+        # class name -> attribute -> [(value, the method scope that stored it)]
+        self.attrs: dict[str, dict[str, list[tuple[cst.BaseExpression, FScope]]]] = {}
+        self._cache: dict[tuple[FlowConfig, int, int], list[Source]] = {}
+        # Attribute names set back in a `finally` block (`obj.forward = original`,
+        # `setattr(obj, name, original)`): a store there is a temporary swap.
+        self._restored: set[str] = set()
+
+    @classmethod
+    def of(cls, ctx: FileContext) -> FileFlow:
+        """The file's flow, made on the first question and kept on the context."""
+        flow = ctx.__dict__.get("_flow")
+        if flow is None:
+            flow = ctx.__dict__["_flow"] = cls(ctx)
+        return flow
+
+    # -- the file's scopes, from one walk made on first use ----------------------------
+
+    @property
+    def root(self) -> FScope:
+        if self._root is None:
+            from dtype_lint.core.traversal import walk
+
+            self._root = FScope(self.ctx.module, None, "module", "<module>")
+            self.by_node[id(self.ctx.module)] = self._root
+            for _ in walk(self.ctx.module.body, [_Collector(self)]):
+                pass
+        return self._root
+
+    @property
+    def restored(self) -> set[str]:
+        """Attribute names the file sets back in a ``finally`` block."""
+        self.root  # noqa: B018 - the walk fills it
+        return self._restored
+
+    def here(self) -> FScope:
+        """The scope the traversal is in now (the innermost function or lambda)."""
+        root = self.root
+        for scope in reversed(self.ctx.scopes):
+            found = self.by_node.get(id(scope.node))
+            if found is not None:
+                return found
+        return root
+
+    # -- queries ----------------------------------------------------------------------
+
+    def sources(self, expr: cst.BaseExpression, config: FlowConfig, scope: FScope | None = None,
+                attributes: bool = True) -> list[Source]:
+        """The sources (of ``config``) ``expr`` may hold, each with where it enters
+        ``expr``; ``attributes=False``: not what ``self.attr`` holds."""
+        if not attributes and isinstance(expr, cst.Attribute):
+            return []
+        if config.ordered:
+            return self._sources(expr, config, None, 0, frozenset())
+        return self._sources(expr, config, scope or self.here(), 0, frozenset())
+
+    def values(self, expr: cst.BaseExpression, config: FlowConfig,
+               scope: FScope | None = None) -> Iterator[cst.BaseExpression]:
+        """The values ``expr`` may hold, followed through names as ``config`` reads them
+        (``expr`` itself when it is not a name or its binding is unknown)."""
+        where = None if config.ordered else scope or self.here()
+        return self._values(expr, where, 0, frozenset(), config.max_depth, config.ordered)
+
+    def keyword_sources(self, call: cst.Call, keyword: str, config: FlowConfig,
+                        scope: FScope | None = None) -> list[Source]:
+        """The sources that ``**d`` arguments of ``call`` may pass as ``keyword=`` (entries
+        of ``d`` under that key, or under a key that is not a literal), each reported
+        where the entry is stored (*may* reading)."""
+        scope = scope or self.here()
+        out: list[Source] = []
+        for arg in call.args:
+            if arg.star == "**":
+                for key, value, where in self._entries(arg.value, scope, 0, frozenset()):
+                    if key in (None, keyword):
+                        out += self._sources(value, config, where, 0, frozenset())
+        return out
+
+    def constructed_class(self, expr: cst.BaseExpression, scope: FScope | None = None) -> str | None:
+        """The name of the class whose instance ``expr`` holds, when a binding in the file
+        says so: ``cls(...)`` in a classmethod, ``type(self)(...)``, or ``C(...)`` of a
+        class named in CapWords."""
+        scope = scope or self.here()
+        for value in self._values(expr, scope, 0, frozenset()):
+            if not isinstance(value, cst.Call):
+                continue
+            func = value.func
+            method = method_scope(scope)
+            if isinstance(func, cst.Name) and func.value == "cls" and method is not None and method.owner:
+                return method.owner.name
+            if (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "type"
+                    and method is not None and method.owner) or (
+                    isinstance(func, cst.Attribute) and func.attr.value == "__class__"
+                    and method is not None and method.owner):
+                return method.owner.name
+            qualified = self.ctx.resolve(func)
+            if qualified and qualified.rsplit(".", 1)[-1][:1].isupper():  # a class, by convention
+                return qualified
+        return None
+
+    def lookup(self, name: str, scope: FScope) -> FScope | None:
+        """The scope that binds ``name`` as seen from ``scope``."""
+        current: FScope | None = scope
+        while current is not None:
+            if (name in current.values or name in current.bound or name in current.params
+                    or name in current.defs or name in current.classes):
+                return current
+            current = current.parent
+        return None
+
+    # -- the analysis -----------------------------------------------------------------
+
+    def _values(self, expr: cst.BaseExpression, scope: FScope | None, depth: int, seen: frozenset,
+                max_depth: int = _MAX_DEPTH, ordered: bool = False) -> Iterator[cst.BaseExpression]:
+        """``expr`` itself, or for a name every value it is given in its scope (*ordered*:
+        the binding that holds now)."""
+        if isinstance(expr, cst.Name) and depth < max_depth:
+            if ordered:
+                bound = self.ctx.lookup_binding(expr.value)
+                if bound is not None:
+                    yield from self._values(bound, None, depth + 1, seen, max_depth, ordered)
+                    return
+            else:
+                found = self.lookup(expr.value, scope)  # type: ignore[arg-type]
+                if found is not None and expr.value in found.values:
+                    if (id(found), expr.value) not in seen:
+                        for value in found.values[expr.value]:
+                            yield from self._values(value, found, depth + 1, seen | {(id(found), expr.value)},
+                                                    max_depth)
+                    return
+        yield expr
+
+    def _sources(self, expr: cst.BaseExpression, config: FlowConfig, scope: FScope | None, depth: int,
+                 seen: frozenset) -> list[Source]:
+        if depth > config.max_depth:
+            return []
+        if config.ordered:  # depends on where the traversal stands: bounded by depth alone
+            return self._sources_of(expr, config, scope, depth, seen)
+        if id(expr) in seen:
+            return []
+        key = (config, id(expr), id(scope))  # the config itself: kept alive, never confused
+        if key in self._cache:
+            return self._cache[key]
+        out = self._sources_of(expr, config, scope, depth, seen | {id(expr)})
+        self._cache[key] = out
+        return out
+
+    def _first(self, expr: cst.BaseExpression, config: FlowConfig, scope: FScope | None, depth: int,
+               seen: frozenset) -> str | None:
+        for source in self._sources(expr, config, scope, depth, seen):
+            return source.kind
+        return None
+
+    def _sources_of(self, expr: cst.BaseExpression, config: FlowConfig, scope: FScope | None, depth: int,
+                    seen: frozenset) -> list[Source]:
+        if config.sanitizes(self, expr, scope):
+            return []
+        if isinstance(expr, cst.Call):
+            kind = self._call_kind(expr, config, scope, depth, seen)
+            return [Source(expr, kind)] if kind else []
+        kind = config.source(self, expr, scope)
+        if kind:
+            return [Source(expr, kind)]
+        propagators = config.propagators
+        if isinstance(expr, cst.Name):
+            kind = self._name_kind(expr.value, config, scope, depth, seen) or config.named(self, expr)
+            return [Source(expr, kind)] if kind else []
+        if isinstance(expr, cst.Attribute):
+            kind = (self._attribute_kind(expr, config, scope, depth, seen) if "attributes" in propagators
+                    else None) or config.named(self, expr)
+            return [Source(expr, kind)] if kind else []
+        if isinstance(expr, cst.IfExp) and "branches" in propagators:
+            return (self._sources(expr.body, config, scope, depth + 1, seen)
+                    + self._sources(expr.orelse, config, scope, depth + 1, seen))
+        if isinstance(expr, cst.BooleanOperation) and "branches" in propagators:
+            return (self._sources(expr.left, config, scope, depth + 1, seen)
+                    + self._sources(expr.right, config, scope, depth + 1, seen))
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set, cst.Dict)) and "displays" in propagators:
+            out: list[Source] = []
+            for element in expr.elements:
+                out += self._sources(element.value, config, scope, depth + 1, seen)
+            return out
+        return []
+
+    def _name_kind(self, name: str, config: FlowConfig, scope: FScope | None, depth: int,
+                   seen: frozenset) -> str | None:
+        if config.ordered:
+            bound = self.ctx.lookup_binding(name)
+            if bound is None:
+                return None
+            return config.bound(self, bound) or self._first(bound, config, None, depth + 1, seen)
+        found = self.lookup(name, scope)  # type: ignore[arg-type]
+        if found is None:
+            return None
+        kind = config.name(self, name, found)
+        if kind:
+            return kind
+        for value in found.values.get(name, ()):
+            kind = self._first(value, config, found, depth + 1, seen)
+            if kind:
+                return kind
+        return None
+
+    def _attribute_kind(self, expr: cst.Attribute, config: FlowConfig, scope: FScope | None, depth: int,
+                        seen: frozenset) -> str | None:
+        """``self.attr`` in a method: what any method of the class stores there."""
+        if not isinstance(expr.value, cst.Name) or scope is None:
+            return None
+        method = method_scope(scope)
+        if method is None or method.owner is None or expr.value.value != first_param(method):
+            return None
+        for value, where in self.attrs.get(method.owner.name, {}).get(expr.attr.value, ()):
+            kind = self._first(value, config, where, depth + 1, seen)
+            if kind:
+                return kind
+        return None
+
+    def _call_kind(self, call: cst.Call, config: FlowConfig, scope: FScope | None, depth: int,
+                   seen: frozenset) -> str | None:
+        found = config.call(self, call, scope)
+        if isinstance(found, str):
+            return found
+        if isinstance(found, Carry):
+            for expr in found.exprs:
+                kind = self._first(expr, config, scope, depth + 1, seen)
+                if kind:
+                    return found.template.format(kind)
+            return None
+        if "returns" not in config.propagators or scope is None:
+            return None
+        method = method_scope(scope)
+        if (isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and method is not None
+                and method.owner is not None and call.func.value.value == first_param(method)):
+            # self.make_fn(): a method of the same class used as a factory.
+            function = method.owner.defs.get(call.func.attr.value)
+            for value in function.returns if function is not None else ():
+                kind = self._first(value, config, function, depth + 1, seen)
+                if kind:
+                    return f"{kind} returned by self.{call.func.attr.value}()"
+            return None
+        if isinstance(call.func, cst.Name):
+            name = call.func.value
+            where = self.lookup(name, scope)
+            function = where.defs.get(name) if where is not None else None
+            for value in function.returns if function is not None else ():
+                kind = self._first(value, config, function, depth + 1, seen)
+                if kind:
+                    return f"{kind} returned by {name}()"
+        return None
+
+    def _entries(self, expr: cst.BaseExpression, scope: FScope, depth: int,
+                 seen: frozenset) -> Iterator[tuple[str | None, cst.BaseExpression, FScope]]:
+        """(key, value, scope) for what a dict expression may hold; key None when it is
+        not a literal."""
+        if depth > _MAX_DEPTH:
+            return
+        if isinstance(expr, cst.Dict):
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    yield literal(element.key), element.value, scope
+                else:  # **other
+                    yield from self._entries(element.value, scope, depth + 1, seen)
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+            for arg in expr.args:
+                if arg.keyword is not None:
+                    yield arg.keyword.value, arg.value, scope
+                else:
+                    yield from self._entries(arg.value, scope, depth + 1, seen)
+        elif isinstance(expr, cst.Name):
+            found = self.lookup(expr.value, scope)
+            if found is None or (id(found), expr.value) in seen:
+                return
+            seen = seen | {(id(found), expr.value)}
+            for key, value, where in found.entries.get(expr.value, ()):
+                yield key, value, where
+            for value in found.values.get(expr.value, ()):
+                yield from self._entries(value, found, depth + 1, seen)
+
+
+def attribute_key(name: cst.BaseExpression, ctx: FileContext) -> str:
+    """The attribute a ``setattr`` names: the literal, else the expression's text."""
+    text = literal(name)
+    return text if text is not None else ctx.module.code_for_node(name)
+
+
+def literal(node: cst.BaseExpression) -> str | None:
+    """The value of a string literal, else None."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def method_scope(scope: FScope) -> FScope | None:
+    """The method ``scope`` is in (itself, or the method enclosing a nested lambda)."""
+    current: FScope | None = scope
+    while current is not None:
+        if current.owner is not None:
+            return current
+        if current.kind != "lambda":
+            return None
+        current = current.parent
+    return None
+
+
+def first_param(scope: FScope) -> str | None:
+    return next(iter(scope.params), None)
+
+
+def dotted(node: cst.BaseExpression) -> str:
+    """``a.b.c`` of a name, an attribute chain or a subscript of one; else ``""``."""
+    if isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+class _Collector:
+    """One walk of the module: scopes, bindings, returns, stores."""
+
+    def __init__(self, flow: FileFlow) -> None:
+        self.flow = flow
+        self.stack: list[FScope] = [flow._root]  # type: ignore[list-item]
+        self.in_finally = 0
+
+    @property
+    def scope(self) -> FScope:
+        return self.stack[-1]
+
+    def _lookup_parent(self) -> FScope:
+        """Where a new function's names are looked up next: class bodies are skipped."""
+        scope = self.scope
+        while scope.kind == "class" and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def _push(self, scope: FScope) -> None:
+        self.flow.by_node[id(scope.node)] = scope
+        self.stack.append(scope)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        outer = self.scope
+        scope = FScope(node, self._lookup_parent(), "function", node.name.value)
+        if outer.kind == "class":
+            scope.owner = outer
+        outer.defs[node.name.value] = scope
+        # A wrapper built with functools.wraps(p) around a parameter p of this function.
+        for decorator in node.decorators:
+            d = decorator.decorator
+            if (isinstance(d, cst.Call) and self.flow.ctx.resolve(d.func) in WRAPS and d.args
+                    and isinstance(d.args[0].value, cst.Name) and outer.kind == "function"):
+                outer.wrapped.add(d.args[0].value.value)
+        self._push(scope)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._push(FScope(node, self._lookup_parent(), "lambda", "<lambda>"))
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.stack.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.classes[node.name.value] = node
+        self._push(FScope(node, self.scope, "class", node.name.value))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.stack.pop()
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.scope.params[node.name.value] = node
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        scope = self.scope
+        if isinstance(target, cst.Name):
+            if value is None:
+                scope.bound.add(target.value)
+            else:
+                scope.values.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, None)
+        elif isinstance(target, cst.Subscript) and value is not None and isinstance(target.value, cst.Name):
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            key = literal(index.value) if isinstance(index, cst.Index) else None
+            holder = self.flow.lookup(target.value.value, scope) or scope
+            holder.entries.setdefault(target.value.value, []).append((key, value, scope))
+        elif isinstance(target, cst.Attribute) and value is not None:
+            self._store(target.value, target.attr.value, value)
+
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self.in_finally += 1
+
+    def leave_Finally(self, node: cst.Finally) -> None:
+        self.in_finally -= 1
+
+    def _store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
+        if self.in_finally:
+            self.flow._restored.add(attr)
+        method = method_scope(self.scope)
+        if method is not None and method.owner is not None and isinstance(receiver, cst.Name) \
+                and receiver.value == first_param(method):
+            self.flow.attrs.setdefault(method.owner.name, {}).setdefault(attr, []).append((value, self.scope))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value)
+        if node.value is None and isinstance(node.target, cst.Name):
+            self.scope.bound.add(node.target.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.scope.bound.add(node.target.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+        if isinstance(node.iter, cst.Name):
+            self.scope.iterated.add(node.iter.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, node.item if isinstance(node.asname.name, cst.Name) else None)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.scope.bound.add(alias.asname.name.value)
+            else:
+                self.scope.bound.add(dotted(alias.name).split(".")[0])
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.scope.bound.add(alias.asname.name.value)
+            else:
+                self.scope.bound.add(dotted(alias.name))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and self.scope.kind == "function":
+            self.scope.returns.append(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self.scope.kind == "function":
+            self.scope.yields = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) == 3:
+            self._store(node.args[0].value, attribute_key(node.args[1].value, self.flow.ctx), node.args[2].value)
+        elif (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+              and func.attr.value in ("update", "setdefault")):
+            holder = self.flow.lookup(func.value.value, self.scope)
+            if holder is None:
+                return
+            entries = holder.entries.setdefault(func.value.value, [])
+            if func.attr.value == "setdefault" and len(node.args) == 2:
+                entries.append((literal(node.args[0].value), node.args[1].value, self.scope))
+            elif func.attr.value == "update":
+                for arg in node.args:
+                    if arg.keyword is not None:
+                        entries.append((arg.keyword.value, arg.value, self.scope))

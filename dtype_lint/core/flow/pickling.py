@@ -1,0 +1,103 @@
+"""F2's configuration of the flow engine: values that pickle cannot store by reference.
+
+The pickling rules ask one question at each of their sinks (a process target or its
+``args``, a pool's function, a ``DataLoader`` callable, an attribute stored on an object
+that is pickled whole): *may this expression hold something pickle cannot store by
+reference?* :data:`PICKLING` answers it with every propagator of the engine, in the
+*may* reading (every value a name is given in its scope).
+
+**Sources** (values with no importable name):
+
+* a ``lambda``; a generator expression;
+* a function or class defined inside a function (a nested ``def``/``class``);
+* a call of a generator function of the file (a generator object); an instance of a
+  local class;
+* a call of a function of the file, or of a method of the same class through ``self``,
+  that returns one of these (a factory returning a local function: the engine's
+  returns propagator);
+* inside a decorator, the function it decorates when the wrapper is built with
+  ``functools.wraps(func)``: the module attribute of that name now holds the wrapper,
+  so pickle, which looks ``func`` up by its qualified name, finds another object;
+* a parameter that holds a generator: named ``generator``/``gen``/``*_generator`` or
+  annotated ``Generator``/``Iterator``, in a function that iterates it or yields.
+
+**Carriers**: a ``functools.partial`` (or ``wraps(f)(g)``) holding any of these, and a
+container that keeps the callables it is given (``transforms.Lambda(...)``,
+``Compose([...])``, ``defaultdict(factory)``).
+
+**Sanitizers** (what the *may* reading finds nothing in): a parameter (its value comes
+from the caller: unknown, so clean), an import, anything defined at module level, a
+method reached through ``self``; for attribute stores, an attribute the file sets back
+in a ``finally`` block (a temporary swap, see :attr:`FileFlow.restored`).
+"""
+
+from __future__ import annotations
+
+from dtype_lint.core.deferred import cst
+from dtype_lint.core.flow.engine import WRAPS, Carry, FileFlow, FlowConfig, FScope, dotted
+
+_PARTIALS = frozenset({"functools.partial", "partial"})
+# Containers that keep the callables they are given (torchvision's `transforms.Lambda`
+# and `transforms.Compose`, and look-alikes of the same names; `defaultdict`, which keeps
+# its default factory): what they are built from flows into them.
+HOLDERS = frozenset({"Lambda", "Compose", "defaultdict"})
+_GENERATOR_NAMES = ("generator", "gen")
+_GENERATOR_TYPES = ("Generator", "Iterator", "AsyncGenerator", "AsyncIterator")
+
+
+class PicklingConfig(FlowConfig):
+    """Sources: values with no importable name (see the module's docs)."""
+
+    def source(self, flow: FileFlow, expr: cst.BaseExpression, scope: FScope | None) -> str | None:
+        if isinstance(expr, cst.Lambda):
+            return "a lambda"
+        if isinstance(expr, cst.GeneratorExp):
+            return "a generator"
+        return None
+
+    def name(self, flow: FileFlow, name: str, found: FScope) -> str | None:
+        if name in found.defs and found.nested:
+            return f"a local function '{name}'"
+        if name in found.classes and found.nested:
+            return f"a local class '{name}'"
+        if name in found.params:
+            if name in found.wrapped:
+                return (f"the function the decorator replaces ('{name}': functools.wraps gives the wrapper "
+                        "its name, so pickle finds the wrapper, not it)")
+            if _holds_generator(found, name):
+                return f"a generator (parameter '{name}')"
+        return None
+
+    def call(self, flow: FileFlow, call: cst.Call, scope: FScope | None) -> str | Carry | None:
+        qualified = flow.ctx.resolve(call.func)
+        if qualified in _PARTIALS:
+            return Carry(tuple(arg.value for arg in call.args), "a functools.partial of {}")
+        if qualified and qualified.rsplit(".", 1)[-1] in HOLDERS:
+            return Carry(tuple(arg.value for arg in call.args), f"{{}} held by {qualified.rsplit('.', 1)[-1]}(...)")
+        # functools.wraps(f)(g) is g.
+        if isinstance(call.func, cst.Call) and flow.ctx.resolve(call.func.func) in WRAPS and call.args:
+            return Carry((call.args[0].value,))
+        if isinstance(call.func, cst.Name) and scope is not None:
+            name = call.func.value
+            found = flow.lookup(name, scope)
+            if found is not None and name in found.classes and found.nested:
+                return f"an instance of the local class '{name}'"
+            function = found.defs.get(name) if found is not None else None
+            if function is not None and function.yields:
+                return f"a generator (from {name}())"
+        return None
+
+
+PICKLING = PicklingConfig()
+
+
+def _holds_generator(scope: FScope, name: str) -> bool:
+    """A parameter that holds a generator: so named or annotated, in a function that
+    iterates it or is a generator itself (a pipeline stage)."""
+    if not (name in scope.iterated or scope.yields):
+        return False
+    param = scope.params[name]
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    if annotation is not None:
+        return dotted(annotation).rsplit(".", 1)[-1] in _GENERATOR_TYPES
+    return name in _GENERATOR_NAMES or name.endswith(tuple(f"_{n}" for n in _GENERATOR_NAMES))
