@@ -79,7 +79,10 @@ class Float32InForward(Rule):
             which torch's promotion rules keep from widening other tensors. A cast
             back may name the input's dtype through a variable (`kept = x.dtype` ...
             `.to(kept)`). Array constructors with a positional dtype
-            (`jnp.asarray(w, jnp.float32)`) count.
+            (`jnp.asarray(w, jnp.float32)`) count, and so do strongly typed float32
+            scalars in JAX code (`jnp.float32(r_max)`, and `np.float32(eps)` outside a
+            torch module): unlike a Python float, they promote the bf16/fp16 arrays they
+            meet (torch treats a NumPy scalar like a Python number).
 
             Also not reported (facts shared with the other float32 rules): quantised code (a
             function or class using `uint8`/`int8`/`float8_*` storage or calls that
@@ -182,6 +185,8 @@ class Float32InForward(Rule):
                 "        return x.astype(jnp.float32) * 2"),
         Invalid("class Enc(nn.Module):\n    def forward_points(self, pts):\n"
                 "        return self.embed(pts.to(torch.float32))"),
+        Invalid("import jax.numpy as jnp\nclass Radial(nn.Module):\n    def __call__(self, r):\n"
+                "        return self.mlp(r / jnp.float32(self.r_max))"),
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -208,6 +213,19 @@ class Float32InForward(Rule):
             return False
         qualified = self.ctx.resolve(dtype) or ""
         return name == "astype" or qualified.split(".")[0] == "numpy"
+
+    def _typed_scalar(self, node: cst.Call) -> bool:
+        """``jnp.float32(v)``, or ``np.float32(v)`` in JAX code: a strongly typed float32
+        scalar, which promotes the bf16/fp16 arrays it meets to float32 (a Python float
+        would not; torch treats a NumPy scalar like one)."""
+        if not node.args:
+            return False
+        qualified = self.ctx.resolve(node.func)
+        if qualified == "jax.numpy.float32":
+            return True
+        cls = self.ctx.method_class()
+        return qualified == "numpy.float32" and not (cls and "torch_module" in cls.kinds) and self.ctx.layers(
+            self.options).imports_any(frozenset({"jax", "flax"}))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if in_loss_or_entry_class(self.ctx, self.options):
@@ -238,6 +256,10 @@ class Float32InForward(Rule):
         if self._storage:
             return
         _, pinned, casts_back = self._stack[-1]
+        if self._typed_scalar(node):
+            if not mentions_loss_side(node, self.ctx):
+                pinned.append(node)
+            return
         name = method_name(node)
         if name == "view":
             return  # `w.view(torch.float32)` reinterprets bits: no value changes precision
@@ -287,7 +309,8 @@ def _pinned_in_forward(index: Index, lines: Sequence[str], on_path=lambda name: 
     spells float32, unless it certainly casts back (then the rule reports nothing in it)."""
     for function in index(ast.FunctionDef, ast.AsyncFunctionDef):
         calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
-        if not any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)):
+        if not any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)) and not any(
+                call.args and isinstance(call.func, ast.Attribute) and call.func.attr == "float32" for call in calls):
             continue
         if _casts_back(function, calls, lines):
             continue
