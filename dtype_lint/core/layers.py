@@ -65,6 +65,7 @@ from typing import Iterable, Iterator
 from dtype_lint.core.guards import parse_quietly
 from dtype_lint.core.shapes import dotted, last_name, walk
 from dtype_lint.frameworks.bases import LOSS_CLASSES
+from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
 
@@ -625,6 +626,29 @@ class LayerFacts:
                       and any(b.rsplit(".", 1)[-1] == cls_name for b in c.bases)]
         return bool(subclasses) and all(sets(c) for c in subclasses)
 
+    def mixed_in_forward(self, cls_name: str, attr: str) -> bool:
+        """Whether a layer keeps ``self.<attr>`` as a plain attribute (not a parameter or
+        buffer, which a module's ``.half()``/``.to(dtype)`` cast) that its forward path
+        puts into arithmetic as it is, or only moved to a device (``self.mean.to(
+        x.device)``, a name bound to that), with no method of the class (or its in-file
+        family) casting it to another dtype."""
+        if cls_name not in self.layers:
+            return False
+        mixed = False
+        for name in self._family(cls_name):
+            for method in self.classes[name].methods.values():
+                held = {attr}  # names holding the attribute in this method ("self." for itself)
+                for node in walk(method.node):
+                    if isinstance(node, ast.Call) and (_registers(node, attr) or _casts_attribute(node, attr)):
+                        return False
+                    if isinstance(node, ast.Assign) and _holds_attribute(node.value, attr):
+                        held.update(t.id for t in node.targets if isinstance(t, ast.Name))
+                if method.key in self.forward_path and not mixed:
+                    mixed = any(isinstance(node, ast.BinOp) and type(node.op).__name__ in _ARITHMETIC_OPS and any(
+                        _holds_attribute(operand, attr) or (isinstance(operand, ast.Name) and operand.id in held)
+                        for operand in (node.left, node.right)) for node in walk(method.node))
+        return mixed
+
     def _family(self, cls_name: str) -> set[str]:
         family = {cls_name}
         changed = True
@@ -713,6 +737,45 @@ class LayerFacts:
 
 
 # -- helpers -------------------------------------------------------------------------
+
+_ARITHMETIC_OPS = frozenset({"Add", "Sub", "Mult", "Div", "MatMult", "FloorDiv", "Pow"})
+_DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
+
+
+def _holds_attribute(node: ast.AST, attr: str) -> bool:
+    """``self.<attr>``, as it is or moved to a device (``.to(x.device)``, ``.to(device)``,
+    ``.cuda()``): still the dtype it was made with."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DEVICE_MOVES:
+        if not all(_device_like(a) for a in (*node.args, *(k.value for k in node.keywords if k.arg != "non_blocking"))):
+            return False
+        node = node.func.value
+    return isinstance(node, ast.Attribute) and node.attr == attr and _is_self(node.value)
+
+
+def _device_like(node: ast.AST) -> bool:
+    """An argument of ``.to()`` that names a device, not a dtype or a tensor to follow."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and not node.value.startswith(("float", "bfloat", "half"))
+    name = last_name(node.func if isinstance(node, ast.Call) else node) or ""
+    return "device" in name.lower()
+
+
+def _casts_attribute(call: ast.Call, attr: str) -> bool:
+    """A cast of ``self.<attr>`` to some dtype (``.to(x.dtype)``, ``.type_as(x)``,
+    ``.half()``...): a method that casts it decides its dtype."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) and func.value.attr == attr
+            and _is_self(func.value.value)):
+        return False
+    if func.attr in _DEVICE_MOVES:
+        return not all(_device_like(a) for a in (*call.args, *(k.value for k in call.keywords if k.arg != "non_blocking")))
+    return func.attr in TYPE_CAST_METHODS or func.attr in ("type_as", "half", "bfloat16", "float", "double")
+
+
+def _registers(call: ast.Call, attr: str) -> bool:
+    """``self.register_buffer("<attr>", ...)`` or a parameter of that name: not a plain attribute."""
+    return last_name(call.func) in ("register_buffer", "register_parameter") and bool(call.args) and isinstance(
+        call.args[0], ast.Constant) and call.args[0].value == attr
 
 def forward_name(name: str) -> bool:
     """Whether a method of that name is a layer's forward (``forward*``, ``__call__``, ``call``)."""

@@ -82,7 +82,12 @@ class Float32InForward(Rule):
             (`jnp.asarray(w, jnp.float32)`) count, and so do strongly typed float32
             scalars in JAX code (`jnp.float32(r_max)`, and `np.float32(eps)` outside a
             torch module): unlike a Python float, they promote the bf16/fp16 arrays they
-            meet (torch treats a NumPy scalar like a Python number).
+            meet (torch treats a NumPy scalar like a Python number). A layer's `__init__`
+            or `setup` that keeps a float32 tensor as a plain attribute (`self.mean =
+            torch.tensor(m, dtype=torch.float32)`: not a parameter or buffer, so
+            `model.half()`, `.to(dtype)` and dtype policies leave it float32) is reported
+            there when its forward path puts the attribute into arithmetic as it is or
+            only moved to a device (`self.mean.to(x.device)`), and no method casts it.
 
             Also not reported (facts shared with the other float32 rules): quantised code (a
             function or class using `uint8`/`int8`/`float8_*` storage or calls that
@@ -131,9 +136,10 @@ class Float32InForward(Rule):
             stops at the file's edge: a helper imported from another module is asked only
             whether it casts back, and a table cast back only by a caller in another file is
             reported where it is applied in this one (or not at all when it is handed
-            on). A float32 attribute stored in `__init__` and used in forward, or a
-            function handed to a functional layer combinator (`Fn("name", f)`), is not
-            seen. Routers, rotary tables and logits are recognised partly by name
+            on). A float32 attribute stored in `__init__` is seen only where the class
+            (or its in-file family) reads it in forward arithmetic itself, directly or
+            through a local name; a function handed to a functional layer combinator
+            (`Fn("name", f)`) is not seen. Routers, rotary tables and logits are recognised partly by name
             (`router`, `rope`/`rotary`/`freq`, `logit`/`loss`/`label`); a computation
             named so is not reported even where it is applied to activations outside a
             sub-layer call.
@@ -153,9 +159,13 @@ class Float32InForward(Rule):
             return not u.file_text or (may_call(u.file_text, name, called=True) and name in layer_facts(
                 u.file_text, options, u.file_tree).helper_names)
 
+        def mixed(u, cls: str, attr: str) -> bool:
+            return layer_facts(u.file_text, options, u.file_tree).mixed_in_forward(cls, attr)
+
         return Prefilter(
             lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines,
-                                                                         lambda name: on_path(u, name))),
+                                                                         lambda name: on_path(u, name))
+                                         or _plain_attribute(u, lambda cls, attr: mixed(u, cls, attr))),
             import_words=("float", "half", "double", "single", "bfloat16", "dtype"))
 
     valid = (
@@ -163,6 +173,9 @@ class Float32InForward(Rule):
         "class L(nn.Module):\n    def forward(self, x):\n"
         "        y = x.to(torch.float32).softmax(-1)\n        return y.to(x.dtype)",
         "class L(nn.Module):\n    def setup(self):\n        self.w = torch.zeros(3, dtype=torch.float32)",
+        "class L(nn.Module):\n    def __init__(self, m):\n        super().__init__()\n"
+        "        self.m = torch.tensor(m, dtype=torch.float32)\n\n"
+        "    def forward(self, x):\n        return x - self.m.to(x.dtype)",
         "def forward(x):\n    return x.to(torch.float32)",
         "class L(nn.Module):\n    def forward(self, x):\n        assert x.dtype == torch.float32\n        return x",
         "class L(nn.Module):\n    def forward(self, x):\n"
@@ -187,6 +200,9 @@ class Float32InForward(Rule):
                 "        return self.embed(pts.to(torch.float32))"),
         Invalid("import jax.numpy as jnp\nclass Radial(nn.Module):\n    def __call__(self, r):\n"
                 "        return self.mlp(r / jnp.float32(self.r_max))"),
+        Invalid("class Norm(nn.Module):\n    def __init__(self, m):\n        super().__init__()\n"
+                "        self.m = torch.tensor(m, dtype=torch.float32)\n\n"
+                "    def forward(self, x):\n        return x - self.m.to(x.device)"),
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -243,6 +259,30 @@ class Float32InForward(Rule):
                     if not deliberate_float32(pin, node, parents, self.ctx, self.options):
                         self.report(pin, self.message.format(method=node.name.value))
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``self.mean = torch.tensor(m, dtype=torch.float32)`` in a layer's ``__init__``
+        or ``setup``: a plain attribute, which a module cast leaves in float32, is pinned
+        where forward mixes it into the activations (``core.layers.mixed_in_forward``)."""
+        function, cls = self.ctx.function, self.ctx.method_class()
+        if function is None or cls is None or function.name not in _INIT_METHODS or not isinstance(node.value, cst.Call):
+            return
+        attrs = [t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute)
+                 and isinstance(t.target.value, cst.Name) and t.target.value.value == "self"]
+        name = method_name(node.value)
+        dtype = argument(node.value, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node.value, None, "dtype")
+        dtype = dtype if dtype is not None else positional_dtype(node.value, self.ctx)
+        if not attrs or dtype is None or not is_float32(dtype, self.ctx) or in_loss_or_entry_class(self.ctx, self.options):
+            return
+        facts = self.ctx.layers(self.options)
+        if facts.quantised(key_of(self.ctx)):
+            return
+        for attr in attrs:
+            if facts.mixed_in_forward(cls.name, attr):
+                self.report(dtype, self.message.format(
+                    method=f"{function.name} on a plain attribute (self.{attr}) that forward mixes into the "
+                           "activations; module casts and dtype policies reach parameters and buffers, not it"))
+                return
+
     def leave_Call(self, original_node: cst.Call) -> None:
         if self._storage and self._storage[-1] is original_node:
             self._storage.pop()
@@ -288,6 +328,9 @@ class Float32InForward(Rule):
             casts_back[0] = True
 
 
+_INIT_METHODS = ("__init__", "setup")
+
+
 def _torch_scalar(call: cst.Call, ctx) -> bool:
     """``torch.tensor(x.size(-1), dtype=torch.float)``: a 0-dim torch tensor made from a
     Python number, which by torch's promotion rules does not widen the dimensioned
@@ -318,6 +361,23 @@ def _pinned_in_forward(index: Index, lines: Sequence[str], on_path=lambda name: 
         # layer facts cost a walk of the file.
         if forward_name(function.name) or on_path(function.name):
             return True
+    return False
+
+
+def _plain_attribute(u, mixed) -> bool:
+    """DTL103: ``self.<attr> = <call spelling float32>`` in a class's ``__init__``/``setup``
+    whose layer mixes the attribute into forward (``mixed(class, attr)``: visit_Assign's test)."""
+    classes = [u.owner] if u.owner is not None else [n for n in u.nodes if isinstance(n, ast.ClassDef)]
+    for cls in classes:
+        for function in u.index(ast.FunctionDef):
+            if function.name not in _INIT_METHODS:
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and f32(
+                        lines_of(node.value, u.lines)) and any(
+                        isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                        and mixed(cls.name, t.attr) for t in node.targets):
+                    return True
     return False
 
 
