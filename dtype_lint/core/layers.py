@@ -880,13 +880,29 @@ def _initializer_factory(function: _Function, name: str) -> bool:
     words = {w.lower() for w in re.findall(r"[A-Za-z][a-z]*", function.key[1][-1])}
     if "init" in words and words & {"params", "param", "parameters", "weights", "variables"}:
         return True
-    uses = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    # Inside a nested function that takes a parameter of the same name, the name is that
+    # parameter (`def init(key, shape, dtype=dtype): ... dtype=dtype`), not this one.
+    shadowed = {id(n) for inner in walk(function.node) if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                and inner is not function.node and name in _param_names(inner) for stmt in _body_of(inner)
+                for n in walk(stmt)}
+    uses = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            and id(n) not in shadowed]
     defaults = {id(d) for inner in walk(function.node) if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and inner is not function.node and len(inner.args.args) >= 2
                 and any(w in inner.args.args[0].arg.lower() for w in _KEY_WORDS)
                 and "shape" in inner.args.args[1].arg.lower()
                 for d in (*inner.args.defaults, *inner.args.kw_defaults) if d is not None}
     return bool(uses) and all(id(use) in defaults for use in uses)
+
+
+def _param_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    a = function.args
+    return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+
+
+def _body_of(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST]:
+    """What runs when the function is called (not its defaults and decorators)."""
+    return [function.body] if isinstance(function, ast.Lambda) else list(function.body)
 
 
 def _initializer_signature(function: _Function, name: str) -> bool:
