@@ -523,8 +523,8 @@ class LayerFacts:
         callee = last_name(call.func)
         if callee is None:
             return False
-        if callee in _PARAM_CALLS or ("init" in callee.lower() and callee != "__init__"):
-            return True  # a parameter, state or initializer's dtype
+        if callee in _PARAM_CALLS or ("init" in callee.lower() and callee != "__init__") or _names_parameters(callee):
+            return True  # a parameter, state or initializer's dtype (`_convert_to_coloparam(p, dtype)`)
         if callee in _CREATORS and self._in_storage(call):
             return True  # nn.Parameter(torch.zeros(n, dtype=dtype)), a buffer's value
         if self._int_to_float(call, use):
@@ -893,6 +893,12 @@ def _initializer_factory(function: _Function, name: str) -> bool:
                 and "shape" in inner.args.args[1].arg.lower()
                 for d in (*inner.args.defaults, *inner.args.kw_defaults) if d is not None}
     return bool(uses) and all(id(use) in defaults for use in uses)
+
+
+def _names_parameters(callee: str) -> bool:
+    """A function named for making or converting parameters (``to_param``,
+    ``convert_to_coloparam``, ``create_parameter``): a dtype handed to it is storage."""
+    return any(w.endswith(("param", "parameter")) for w in re.findall(r"[a-z]+", callee.lower()))
 
 
 def _param_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
