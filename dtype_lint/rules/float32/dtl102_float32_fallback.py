@@ -135,7 +135,7 @@ class Float32Fallback(Rule):
         if self._not_a_lookup(node.test) or not isinstance(node.orelse, cst.Else):
             return
         fallback = _assigned_dtype(node.orelse.body)
-        if fallback is None or not is_float32(fallback, self.ctx):
+        if fallback is None or not is_float32(fallback, self.ctx) or _optimizer_state(node.orelse.body):
             return
         branch: cst.If | cst.Else | None = node
         while isinstance(branch, cst.If):
@@ -184,6 +184,21 @@ def _compares_value(test: cst.BaseExpression) -> bool:
         return _compares_value(test.left) or _compares_value(test.right)
     if isinstance(test, cst.UnaryOperation):
         return _compares_value(test.expression)
+    return False
+
+
+def _optimizer_state(block: cst.BaseSuite) -> bool:
+    """Whether a block's lone assignment sets an attribute of an optimizer
+    (``optimizer.accum_type = torch.float32``): the dtype of its state, which is storage."""
+    first = block.body[0] if isinstance(block, cst.IndentedBlock) and block.body else None
+    if not (isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Assign)):
+        return False
+    for target in first.body[0].targets:
+        receiver = target.target.value if isinstance(target.target, cst.Attribute) else None
+        while isinstance(receiver, cst.Attribute):
+            receiver = receiver.attr if "optim" in receiver.attr.value.lower() else receiver.value
+        if isinstance(receiver, cst.Name) and "optim" in receiver.value.lower():
+            return True
     return False
 
 
