@@ -88,6 +88,11 @@ class Float32InForward(Rule):
             `model.half()`, `.to(dtype)` and dtype policies leave it float32) is reported
             there when its forward path puts the attribute into arithmetic as it is or
             only moved to a device (`self.mean.to(x.device)`), and no method casts it.
+            A cast back to a literal low dtype under a test for that dtype alone (`if
+            self.weight.dtype == torch.float16: h = h.to(torch.float16)`) brings back
+            only float16 inputs: it silences the pins under the same test, but a pin
+            before it is reported (a bfloat16 model leaves the layer in float32) unless
+            such tests cover float16 and bfloat16 together.
 
             Also not reported (facts shared with the other float32 rules): quantised code (a
             function or class using `uint8`/`int8`/`float8_*` storage or calls that
@@ -253,11 +258,50 @@ class Float32InForward(Rule):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         if self._stack and self._stack[-1][0] is original_node:
             node, pinned, casts_back = self._stack.pop()
-            if not casts_back[0]:
-                parents = node_parents(node) if pinned else {}
-                for pin in pinned:
-                    if not deliberate_float32(pin, node, parents, self.ctx, self.options):
-                        self.report(pin, self.message.format(method=node.name.value))
+            if casts_back[0] or not pinned:
+                return
+            parents = node_parents(node)
+            guards = self._guards(casts_back[1:], parents)
+            if guards is None:
+                return
+            for pin in pinned:
+                # An upcast under the same test as its cast back is an island of its own.
+                if any(_inside(pin, guard.body, parents) for guard in guards):
+                    continue
+                if not deliberate_float32(pin, node, parents, self.ctx, self.options):
+                    self.report(pin, self.message.format(method=node.name.value))
+
+    def _guards(self, casts: list, parents: dict[int, cst.CSTNode]) -> list[cst.If] | None:
+        """The tests guarding casts back to a literal low dtype (``if w.dtype ==
+        torch.float16: h = h.to(torch.float16)``), or None where the casts bring every
+        low-precision input back: one outside any such test does, and so do guarded casts
+        that cover float16 and bfloat16 together. A float16-only cast back leaves a
+        bfloat16 model's activations in float32."""
+        guards: list[cst.If] = []
+        covered: set[str] = set()
+        for cast in casts:
+            found = self._dtype_guard(cast, parents)
+            if found is None:
+                return None
+            guards.append(found[0])
+            covered |= found[1]
+        return None if {"float16", "bfloat16"} <= covered else guards
+
+    def _dtype_guard(self, node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> tuple[cst.If, set[str]] | None:
+        """The ``if <x>.dtype == <dtype>:`` whose block holds ``node``, and the low dtypes
+        its test admits; None where no such test encloses it."""
+        child, parent = node, parents.get(id(node))
+        while parent is not None and not isinstance(parent, cst.FunctionDef):
+            if isinstance(parent, cst.If) and child is parent.body and isinstance(parent.test, cst.Comparison):
+                sides = [parent.test.left, *(c.comparator for c in parent.test.comparisons)]
+                if any(isinstance(s, cst.Attribute) and s.attr.value == "dtype" for s in sides) and all(
+                        isinstance(c.operator, (cst.Equal, cst.Is, cst.In)) for c in parent.test.comparisons):
+                    names = {dtype_name(e.value, self.ctx) for s in sides
+                             for e in (s.elements if isinstance(s, (cst.List, cst.Tuple, cst.Set)) else ())} | {
+                        dtype_name(s, self.ctx) for s in sides}
+                    return parent, {n for n in names if n in LOW_PRECISION}
+            child, parent = parent, parents.get(id(parent))
+        return None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """``self.mean = torch.tensor(m, dtype=torch.float32)`` in a layer's ``__init__``
@@ -324,11 +368,21 @@ class Float32InForward(Rule):
                     or (receiver is not None and not_float_value(receiver, self.ctx))
                     or id(node) in self._exported or self._host_side(node, name, dtype)):
                 pinned.append(dtype)
-        elif dtype_name(dtype, self.ctx) in LOW_PRECISION or follows_a_dtype(dtype, self.ctx):
+        elif dtype_name(dtype, self.ctx) in LOW_PRECISION:
+            casts_back.append(node)  # a cast back, unless only one low dtype gets it (leave_FunctionDef)
+        elif follows_a_dtype(dtype, self.ctx):
             casts_back[0] = True
 
 
 _INIT_METHODS = ("__init__", "setup")
+
+
+def _inside(node: cst.CSTNode, block: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> bool:
+    while node is not None:
+        if node is block:
+            return True
+        node = parents.get(id(node))
+    return False
 
 
 def _torch_scalar(call: cst.Call, ctx) -> bool:
