@@ -187,3 +187,24 @@ def test_answers_are_kept_per_configuration() -> None:
 
     _walk(source, both)
     assert found == [(["a lambda"], ["float32 (torch.float32)"])]
+
+
+def test_a_source_keeps_where_it_was_made_and_a_factorys_lambda_is_found_there():
+    source = ("class DM:\n    def make(self):\n        return lambda x: x\n\n"
+              "    def closure(self, f):\n        def inner():\n            return f()\n        return inner\n\n"
+              "    def load(self):\n        fn = self.make()\n        sink(fn)\n        sink(self.closure(print))\n")
+    found = []
+    _walk(source, lambda ctx, arg: found.extend(FileFlow.of(ctx).sources(arg, PICKLING)))
+    made, closure = found
+    assert made.returned and isinstance(made.made, cst.Lambda) and made.at is made.made
+    assert isinstance(made.node, cst.Name)  # where it enters the sink: `fn`
+    # A closure a factory builds from its arguments stays where it enters the sink.
+    assert closure.returned and isinstance(closure.made, cst.FunctionDef) and closure.at is closure.node
+
+
+def test_one_finding_a_place_when_a_factorys_lambda_reaches_several_sinks(cli):
+    from conftest import FIXTURES
+
+    path = FIXTURES / "dtl204_unpicklable_callable_on_module_factories.py"
+    lines = [f["line"] for f in cli("check", str(path), "--no-cache", "--output-format", "json").json()]
+    assert len(lines) == len(set(lines)) == 3

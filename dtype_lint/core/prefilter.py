@@ -306,12 +306,13 @@ class _Planner:
         ``__init__`` keeps the parameter ``slot`` binds on ``self``: what DTL204 asks of
         a module's constructor handed a callable. A class of this file that the model
         does not summarise (one defined in a function) counts."""
-        if self.view is None:
+        if self.view is None or qualified.endswith("Dataset") or (
+                "." in qualified and "dataset" in self._project_kinds(qualified)):
             return True
         found = self.view.local(self.text, qualified, self.tree)
         if found is None or not isinstance(found.node, ClassSummary):
             return qualified in self.names().classes
-        if qualified.endswith("Dataset") or "dataset" in self._class_kinds(qualified, found):
+        if "dataset" in self._class_kinds(qualified, found):
             return True
         params = found.node.init_params
         param = slot if isinstance(slot, str) else params[slot] if slot < len(params) else None

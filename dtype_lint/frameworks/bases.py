@@ -25,6 +25,9 @@ DATASET_BASES = frozenset(
     }
 )
 
+# The torch ecosystem's packages of ready-made datasets: every class in them is one.
+DATASET_PACKAGES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
+
 
 def framework_kinds(qualified: str, torch_bases: frozenset[str] = TORCH_MODULE_BASES) -> set[str]:
     """Which of torch module / flax module / dataset a framework's class name is (by name:
@@ -34,7 +37,8 @@ def framework_kinds(qualified: str, torch_bases: frozenset[str] = TORCH_MODULE_B
         kinds.add("torch_module")  # a bare `nn.Module` whose `nn` is not imported (snippets) too
     if qualified in FLAX_MODULE_BASES:
         kinds.add("flax_module")
-    if qualified in DATASET_BASES or qualified.endswith("Dataset"):
+    if qualified in DATASET_BASES or qualified.endswith("Dataset") or (
+            qualified.startswith(DATASET_PACKAGES) and qualified.rsplit(".", 1)[-1][:1].isupper()):
         kinds.add("dataset")
     return kinds
 

@@ -16,7 +16,8 @@ matter. :meth:`FileFlow.sources` follows an expression back to what it may hold:
 * **attributes**: ``self.attr = value`` in any method of the same class, read back as
   ``self.attr`` (and ``setattr(self, "attr", value)``);
 * **returns**: a call of a function of the file, or of a method of the same class
-  through ``self``, holds what the function returns;
+  through ``self``, holds what the function returns (a source keeps where it was made:
+  :attr:`Source.at` puts a factory's lambda where it is written);
 * **carriers**: calls the configuration names that keep what their arguments hold
   (``functools.partial(f)``, ``deepcopy(m)``, ``m.cuda()``), with a template that says
   how (``"a copy of a module ({})"``).
@@ -60,6 +61,22 @@ class Source:
 
     node: cst.CSTNode
     kind: str
+    # Where the value is made (the lambda, the nested def...), and whether the flow brought
+    # it out of a function the file calls (a factory's return).
+    made: cst.CSTNode | None = None
+    returned: bool = False
+
+    @property
+    def at(self) -> cst.CSTNode:
+        """Where a finding about this source belongs: a lambda a factory returns
+        (``def default_transforms(self): return lambda ...``) where it is written, once,
+        since that is what to replace; anything else, a closure a wrapper factory makes
+        from its arguments included, where it enters the sink."""
+        return self.made if self.returned and isinstance(self.made, cst.Lambda) else self.node
+
+    def entering(self, node: cst.CSTNode, kind: str | None = None, returned: bool = False) -> "Source":
+        """The same value entering the larger expression ``node`` (as ``kind``)."""
+        return Source(node, kind or self.kind, self.made or self.node, self.returned or returned)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,9 +315,9 @@ class FileFlow:
         return out
 
     def _first(self, expr: cst.BaseExpression, config: FlowConfig, scope: FScope | None, depth: int,
-               seen: frozenset) -> str | None:
+               seen: frozenset) -> Source | None:
         for source in self._sources(expr, config, scope, depth, seen):
-            return source.kind
+            return source
         return None
 
     def _sources_of(self, expr: cst.BaseExpression, config: FlowConfig, scope: FScope | None, depth: int,
@@ -308,19 +325,20 @@ class FileFlow:
         if config.sanitizes(self, expr, scope):
             return []
         if isinstance(expr, cst.Call):
-            kind = self._call_kind(expr, config, scope, depth, seen)
-            return [Source(expr, kind)] if kind else []
+            found = self._call_kind(expr, config, scope, depth, seen)
+            return [found] if found else []
         kind = config.source(self, expr, scope)
         if kind:
             return [Source(expr, kind)]
         propagators = config.propagators
         if isinstance(expr, cst.Name):
-            kind = self._name_kind(expr.value, config, scope, depth, seen) or config.named(self, expr)
-            return [Source(expr, kind)] if kind else []
+            found = self._name_kind(expr.value, config, scope, depth, seen)
+            kind = None if found else config.named(self, expr)
+            return [found.entering(expr)] if found else [Source(expr, kind)] if kind else []
         if isinstance(expr, cst.Attribute):
-            kind = (self._attribute_kind(expr, config, scope, depth, seen) if "attributes" in propagators
-                    else None) or config.named(self, expr)
-            return [Source(expr, kind)] if kind else []
+            found = self._attribute_kind(expr, config, scope, depth, seen) if "attributes" in propagators else None
+            kind = None if found else config.named(self, expr)
+            return [found.entering(expr)] if found else [Source(expr, kind)] if kind else []
         if isinstance(expr, cst.IfExp) and "branches" in propagators:
             return (self._sources(expr.body, config, scope, depth + 1, seen)
                     + self._sources(expr.orelse, config, scope, depth + 1, seen))
@@ -335,26 +353,28 @@ class FileFlow:
         return []
 
     def _name_kind(self, name: str, config: FlowConfig, scope: FScope | None, depth: int,
-                   seen: frozenset) -> str | None:
+                   seen: frozenset) -> Source | None:
         if config.ordered:
             bound = self.ctx.lookup_binding(name)
             if bound is None:
                 return None
-            return config.bound(self, bound) or self._first(bound, config, None, depth + 1, seen)
+            kind = config.bound(self, bound)
+            return Source(bound, kind) if kind else self._first(bound, config, None, depth + 1, seen)
         found = self.lookup(name, scope)  # type: ignore[arg-type]
         if found is None:
             return None
         kind = config.name(self, name, found)
         if kind:
-            return kind
+            made = found.defs[name].node if name in found.defs else found.classes.get(name)
+            return Source(made or found.node, kind)
         for value in found.values.get(name, ()):
-            kind = self._first(value, config, found, depth + 1, seen)
-            if kind:
-                return kind
+            source = self._first(value, config, found, depth + 1, seen)
+            if source:
+                return source
         return None
 
     def _attribute_kind(self, expr: cst.Attribute, config: FlowConfig, scope: FScope | None, depth: int,
-                        seen: frozenset) -> str | None:
+                        seen: frozenset) -> Source | None:
         """``self.attr`` in a method: what any method of the class stores there."""
         if not isinstance(expr.value, cst.Name) or scope is None:
             return None
@@ -362,21 +382,21 @@ class FileFlow:
         if method is None or method.owner is None or expr.value.value != first_param(method):
             return None
         for value, where in self.attrs.get(method.owner.name, {}).get(expr.attr.value, ()):
-            kind = self._first(value, config, where, depth + 1, seen)
-            if kind:
-                return kind
+            source = self._first(value, config, where, depth + 1, seen)
+            if source:
+                return source
         return None
 
     def _call_kind(self, call: cst.Call, config: FlowConfig, scope: FScope | None, depth: int,
-                   seen: frozenset) -> str | None:
+                   seen: frozenset) -> Source | None:
         found = config.call(self, call, scope)
         if isinstance(found, str):
-            return found
+            return Source(call, found)
         if isinstance(found, Carry):
             for expr in found.exprs:
-                kind = self._first(expr, config, scope, depth + 1, seen)
-                if kind:
-                    return found.template.format(kind)
+                source = self._first(expr, config, scope, depth + 1, seen)
+                if source:
+                    return source.entering(call, found.template.format(source.kind))
             return None
         if "returns" not in config.propagators or scope is None:
             return None
@@ -386,18 +406,18 @@ class FileFlow:
             # self.make_fn(): a method of the same class used as a factory.
             function = method.owner.defs.get(call.func.attr.value)
             for value in function.returns if function is not None else ():
-                kind = self._first(value, config, function, depth + 1, seen)
-                if kind:
-                    return f"{kind} returned by self.{call.func.attr.value}()"
+                source = self._first(value, config, function, depth + 1, seen)
+                if source:
+                    return source.entering(call, f"{source.kind} returned by self.{call.func.attr.value}()", True)
             return None
         if isinstance(call.func, cst.Name):
             name = call.func.value
             where = self.lookup(name, scope)
             function = where.defs.get(name) if where is not None else None
             for value in function.returns if function is not None else ():
-                kind = self._first(value, config, function, depth + 1, seen)
-                if kind:
-                    return f"{kind} returned by {name}()"
+                source = self._first(value, config, function, depth + 1, seen)
+                if source:
+                    return source.entering(call, f"{source.kind} returned by {name}()", True)
         return None
 
     def _entries(self, expr: cst.BaseExpression, scope: FScope, depth: int,

@@ -165,7 +165,9 @@ class Float32InForward(Rule):
                 u.file_text, options, u.file_tree).helper_names)
 
         def mixed(u, cls: str, attr: str) -> bool:
-            return layer_facts(u.file_text, options, u.file_tree).mixed_in_forward(cls, attr)
+            # The layer facts cost a walk of the file: only for an attribute read elsewhere.
+            return u.file_text.count(f"self.{attr}") > 1 and layer_facts(
+                u.file_text, options, u.file_tree).mixed_in_forward(cls, attr)
 
         return Prefilter(
             lambda t, lc, u: f32(t) and (u is None or _pinned_in_forward(u.index, u.lines,

@@ -216,7 +216,7 @@ class UnpicklableProcessTarget(Rule):
         if value is None:
             return
         for source in FileFlow.of(self.ctx).sources(value, PICKLING):
-            self.report(source.node, self.message.format(kind=source.kind, sink=sink))
+            self.report(source.at, self.message.format(kind=source.kind, sink=sink))
 
     def _factory_kind(self, call: cst.Call) -> str | None:
         """'process', 'pool' or 'executor' when the call makes one of those."""

@@ -126,7 +126,7 @@ class UnpicklableDataLoaderCallable(Rule):
                    for t in node.targets):
             return
         for source in FileFlow.of(self.ctx).sources(node.value, PICKLING):
-            self.report(source.node, self.message.format(kind=source.kind, sink="a loader's worker_init_fn"))
+            self.report(source.at, self.message.format(kind=source.kind, sink="a loader's worker_init_fn"))
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
@@ -148,7 +148,7 @@ class UnpicklableDataLoaderCallable(Rule):
             sources += flow.keyword_sources(node, keyword, PICKLING)
             sink = f"{last}({keyword}=...) with workers"
             for source in sources:
-                self.report(source.node, self.message.format(kind=source.kind, sink=sink))
+                self.report(source.at, self.message.format(kind=source.kind, sink=sink))
 
 
 def _may_pass_callable(call: ast.Call) -> bool:

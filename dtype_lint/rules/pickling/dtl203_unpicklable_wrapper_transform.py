@@ -95,4 +95,4 @@ class UnpicklableWrapperTransform(Rule):
             sources = (flow.sources(value, PICKLING) if value is not None else []) + flow.keyword_sources(node, keyword, PICKLING)
             for source in sources:
                 sink = f"{qualified.rsplit('.', 1)[-1]}({keyword}=...)"
-                self.report(source.node, self.message.format(kind=source.kind, sink=sink))
+                self.report(source.at, self.message.format(kind=source.kind, sink=sink))

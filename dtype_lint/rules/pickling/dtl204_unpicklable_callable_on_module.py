@@ -17,7 +17,7 @@ from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
 from dtype_lint.rules.patterns import matches_any, module_kind
 from dtype_lint.rules.pickling.flow_shapes import (BODY_WORDS, callable_arguments, callable_stores, callable_value,
-                                                  generator_words, returns_local)
+                                                  generator_words, may_make_source, returns_local)
 
 _ATTR_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*=(?!=)")
 _SETATTR = re.compile(r"\bsetattr\b")
@@ -54,8 +54,14 @@ class CallableOnModule(Rule):
               named `Metric.<lambda>`, which pickle cannot import: reported where a
               module's constructor of this file keeps a parameter whose default is a
               member of that class;
-            - an argument of a `Dataset` constructor or of a dataset-pipeline stage
-              (`wds.map_dict(text=lambda t: ...)`);
+            - an argument of a `Dataset` constructor (a class of the file or project
+              that derives from one, or any class of `torchvision.datasets`,
+              `torchaudio.datasets` and `torchtext.datasets`) or of a dataset-pipeline
+              stage (`wds.map_dict(text=lambda t: ...)`). A lambda that a factory
+              method returns (`def default_transforms(self): return lambda ...`) is
+              reported once, where it is written, however many loaders call the
+              factory; a closure a wrapper factory builds from its arguments is
+              reported where it is stored;
             - an argument that a module's constructor keeps on `self`, in this file or
               another: the project model reads the class's `__init__` where it is
               defined, and the finding's path shows the store and the bases;
@@ -115,7 +121,9 @@ class CallableOnModule(Rule):
                     else _callable_store(t, u, options.transform_classes)))
                 or ("forward" in t and _FORWARD_STORE.search(t))
                 or (lc and any(owner in t for owner in owners))
-                or (lc and (u is None or _constructs_pickled(t, u)))
+                # (a factory's call too: `Dataset(transform=self.default_transforms())`)
+                or ((lc if u is None else may_make_source(t, lc, u, via_self=False)) and (
+                    u is None or _constructs_pickled(t, u)))
                 or (lc and _CONTAINER_STORE.search(t) and (u is None or _container_store(t, u)))
                 or (lc and "register_" in t and "hook" in t)
                 or (lc and u is not None and _lambda_member(u))
@@ -205,7 +213,7 @@ class CallableOnModule(Rule):
         flow = FileFlow.of(self.ctx)
         for arg in node.args:
             for source in flow.sources(arg.value, PICKLING):
-                self.report(source.node, self.message.format(kind=source.kind, owner=owner),
+                self.report(source.at, self.message.format(kind=source.kind, owner=owner),
                             flow=self.ctx.class_steps(qualified))
 
     def _class_body_lambda(self, value: cst.Lambda, holder: str) -> None:
@@ -246,7 +254,7 @@ class CallableOnModule(Rule):
             return
         owner = f"a module's hooks ({call.func.attr.value} keeps it)"  # type: ignore[union-attr]
         for source in FileFlow.of(self.ctx).sources(call.args[0].value, PICKLING):
-            self.report(source.node, self.message.format(kind=source.kind, owner=owner))
+            self.report(source.at, self.message.format(kind=source.kind, owner=owner))
 
     def _kept_by_constructor(self, call: cst.Call, qualified: str) -> None:
         """A module's constructor that keeps an argument on ``self``, in this file or
@@ -266,7 +274,7 @@ class CallableOnModule(Rule):
             store = found.step(f"{found.name}.__init__ keeps `{param}` on self", found.node.stores[param])
             for source in flow.sources(arg.value, PICKLING):
                 owner = f"a {found.name} module by {found.name}.__init__ ({store.path}:{store.line})"
-                self.report(source.node, self.message.format(kind=source.kind, owner=owner),
+                self.report(source.at, self.message.format(kind=source.kind, owner=owner),
                             flow=(store, *self.ctx.class_steps(qualified)))
 
     def _check_store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
@@ -279,7 +287,7 @@ class CallableOnModule(Rule):
         cls = self.ctx.method_class() if isinstance(receiver, cst.Name) and receiver.value == "self" else None
         steps = self.ctx.class_steps(cls.name) if cls is not None else ()
         for source in sources:
-            self.report(source.node, self.message.format(kind=source.kind, owner=owner), flow=steps)
+            self.report(source.at, self.message.format(kind=source.kind, owner=owner), flow=steps)
         if attr == "forward" and not sources:
             for candidate in _branches(value):
                 if self._wraps_forward(candidate):
