@@ -143,7 +143,8 @@ def test_parameter_trees(source: str, expected: list[list[str]]) -> None:
     ("import jax.numpy as jnp\ndef pick():\n    return jnp.float32\ndef f():\n    sink(pick())",
      ["float32 (jnp.float32) returned by pick()"]),
     ("import torch\ndef f(x):\n    y = x.float()\n    sink(y.to('cuda'))", ["a .float() cast"]),
-    ("import torch\ndef f(n):\n    dt = torch.float\n    sink(torch.zeros(n, dtype=dt))", ["a value made in float32 (torch.float)"]),
+    ("import torch\ndef f(n):\n    dt = torch.float\n    sink(torch.zeros(n, dtype=dt))",
+     ["a value made in float32 (torch.float)"]),
 ])
 def test_float32_sources(source: str, expected: list[str]) -> None:
     assert kinds(source, FLOAT32) == [expected]
@@ -191,7 +192,8 @@ def test_answers_are_kept_per_configuration() -> None:
 
 def test_a_source_keeps_where_it_was_made_and_a_factorys_lambda_is_found_there():
     source = ("class DM:\n    def make(self):\n        return lambda x: x\n\n"
-              "    def closure(self, f):\n        def inner():\n            return f()\n        return inner\n\n"
+              "    def closure(self, f):\n        def inner():\n            return f()\n\n"
+              "        return inner\n\n"
               "    def load(self):\n        fn = self.make()\n        sink(fn)\n        sink(self.closure(print))\n")
     found = []
     _walk(source, lambda ctx, arg: found.extend(FileFlow.of(ctx).sources(arg, PICKLING)))

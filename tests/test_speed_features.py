@@ -172,7 +172,8 @@ def test_a_class_named_like_a_pool_is_not_followed():
 
     text = ("import torch\nfrom transformers.modeling_outputs import BaseModelOutputWithPooling\n\n\n"
             "class VisionOutput(BaseModelOutputWithPooling):\n    pass\n\n\n"
-            "def encode(pixels):\n    out = VisionOutput(4)\n    key = lambda p: p.sum()\n    return out.imap(key, pixels)\n")
+            "def encode(pixels):\n    out = VisionOutput(4)\n    key = lambda p: p.sum()\n"
+            "    return out.imap(key, pixels)\n")
     rules = [RULES_BY_CODE["DTL201"], RULES_BY_CODE["DTL303"]]
     reduced = prefilter.reduce_source(text, rules, Options())
     assert reduced is not None and "def encode" not in reduced.text

@@ -768,7 +768,8 @@ def _casts_attribute(call: ast.Call, attr: str) -> bool:
             and _is_self(func.value.value)):
         return False
     if func.attr in _DEVICE_MOVES:
-        return not all(_device_like(a) for a in (*call.args, *(k.value for k in call.keywords if k.arg != "non_blocking")))
+        arguments = (*call.args, *(k.value for k in call.keywords if k.arg != "non_blocking"))
+        return not all(_device_like(a) for a in arguments)
     return func.attr in TYPE_CAST_METHODS or func.attr in ("type_as", "half", "bfloat16", "float", "double")
 
 
@@ -882,8 +883,8 @@ def _initializer_factory(function: _Function, name: str) -> bool:
         return True
     # Inside a nested function that takes a parameter of the same name, the name is that
     # parameter (`def init(key, shape, dtype=dtype): ... dtype=dtype`), not this one.
-    shadowed = {id(n) for inner in walk(function.node) if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-                and inner is not function.node and name in _param_names(inner) for stmt in _body_of(inner)
+    shadowed = {id(n) for inner in walk(function.node)
+                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and inner is not function.node and name in _param_names(inner) for stmt in _body_of(inner)
                 for n in walk(stmt)}
     uses = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
             and id(n) not in shadowed]

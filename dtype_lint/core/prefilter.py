@@ -293,13 +293,16 @@ class _Planner:
                                        self._file_class_kinds)
         return self._names
 
+    def _framework(self, qualified: str) -> set[str]:
+        """What a framework's class is by its name (with the configured module bases)."""
+        return framework_kinds(qualified, TORCH_MODULE_BASES | frozenset(self.options.module_bases))
+
     def _project_kinds(self, qualified: str) -> frozenset[str]:
         """FileContext.kinds_of's answer from the project model, for a dotted name."""
         if self.view is None:
             return frozenset()
-        framework = functools.partial(framework_kinds, torch_bases=TORCH_MODULE_BASES | frozenset(self.options.module_bases))
         candidates = [qualified] if "." in qualified else self.view.starred(qualified, self.text, self.tree)
-        return frozenset(k for c in candidates if class_like(c) for k in self.view.class_kinds(c, framework)[0])
+        return frozenset(k for c in candidates if class_like(c) for k in self.view.class_kinds(c, self._framework)[0])
 
     def _constructor_keeps(self, qualified: str, slot: int | str) -> bool:
         """Whether the project model finds the class a dataset, or finds that its
@@ -323,7 +326,8 @@ class _Planner:
         if self.view is None:
             return None
         found = self.view.local(self.text, name, self.tree)
-        if found is None or not isinstance(found.node, ClassSummary) or found.module is not self.view.own(self.text, self.tree):
+        if found is None or not isinstance(found.node, ClassSummary) or (
+                found.module is not self.view.own(self.text, self.tree)):
             return None
         return self._class_kinds(name, found)
 
@@ -333,15 +337,15 @@ class _Planner:
         here, as FileContext finds them."""
         if "." in qualified:
             return self._project_kinds(qualified)
-        framework = functools.partial(framework_kinds, torch_bases=TORCH_MODULE_BASES | frozenset(self.options.module_bases))
         kinds: set[str] = set()
         for base in found.node.bases:
             for candidate in found.candidates(base):
                 local = found.module.classes.get(candidate)
                 if local is not None and depth < 8:
-                    kinds |= self._class_kinds(candidate, dataclasses.replace(found, name=candidate, node=local), depth + 1)
+                    inner = dataclasses.replace(found, name=candidate, node=local)
+                    kinds |= self._class_kinds(candidate, inner, depth + 1)
                 else:
-                    kinds |= framework(candidate) or self.view.class_kinds(candidate, framework)[0]
+                    kinds |= self._framework(candidate) or self.view.class_kinds(candidate, self._framework)[0]
         return frozenset(kinds)
 
     def _casting_function(self, qualified: str, slot: int | str | None) -> bool:

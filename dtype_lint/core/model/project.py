@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-import re
 from typing import Callable, Iterable, Iterator, Protocol
 
 from dtype_lint.core.finding import Step
@@ -27,13 +26,12 @@ from dtype_lint.core.guards import parse_quietly
 from dtype_lint.frameworks.bases import unread
 from dtype_lint.core.model.finder import ModuleFinder, module_name, package_root, search_path
 from dtype_lint.core.model.summary import (ClassSummary, FunctionSummary, ModuleSummary, absolute_module, detail,
-                                           summarize)
+                                           has_star_import, summarize)
 
 MAX_HOPS = 12
 # Helpers handing a model on to helpers: followed this many calls deep.
 _MAX_CALL_DEPTH = 4
 _TREES_KEPT = 2
-_STAR_IMPORT = re.compile(r"import\s*\*")
 # Files over this size are generated (tables, bindings), not code a name resolves into.
 MAX_SUMMARY_BYTES = 2 * 1024 * 1024
 
@@ -291,7 +289,7 @@ class FileView:
         imports (``from ..layers import *``). Most files have none, and their own summary
         is not needed for it."""
         if self._own is None or self._own[0] is not text:
-            if self._starless is not text and _STAR_IMPORT.search(text) is None:
+            if self._starless is not text and not has_star_import(text):
                 self._starless = text
             if self._starless is text:
                 return []

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 
 from dtype_lint.core.guards import parse_quietly
 from dtype_lint.core.shapes import dotted
@@ -84,7 +85,7 @@ def summarize(text: str, name: str, is_package: bool, tree: ast.Module | None = 
     if tree is None:
         return summary
     package = name if is_package else name.rpartition(".")[0]
-    for stmt in _module_statements(tree.body):
+    for stmt in module_statements(tree.body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             _imports(stmt, package, summary)
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -98,15 +99,23 @@ def summarize(text: str, name: str, is_package: bool, tree: ast.Module | None = 
     return summary
 
 
-def _module_statements(body: list[ast.stmt]):
+_STAR_IMPORT = re.compile(r"import\s*\*")
+
+
+def has_star_import(text: str) -> bool:
+    """Whether the text may hold ``from m import *`` (a literal-led search, cheap)."""
+    return _STAR_IMPORT.search(text) is not None
+
+
+def module_statements(body: list[ast.stmt]):
     """Top-level statements, and those in module-level ``if``/``try`` blocks (guarded
     imports, version switches)."""
     for stmt in body:
         if isinstance(stmt, (ast.If, ast.Try)) or type(stmt).__name__ == "TryStar":
             for block in ("body", "orelse", "finalbody"):
-                yield from _module_statements(getattr(stmt, block, []))
+                yield from module_statements(getattr(stmt, block, []))
             for handler in getattr(stmt, "handlers", []):
-                yield from _module_statements(handler.body)
+                yield from module_statements(handler.body)
         else:
             yield stmt
 
@@ -192,7 +201,7 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[s
 def detail(summary: FunctionSummary, tree: ast.Module, name: str) -> None:
     """Fill in what the top-level function ``name`` of ``tree`` (the file the summary
     was read from) does with its parameters: which it casts, which it hands on."""
-    node = next((s for s in _module_statements(tree.body)
+    node = next((s for s in module_statements(tree.body)
                  if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
     casts: dict[str, list] = {}
     passes: dict[str, list[list]] = {}

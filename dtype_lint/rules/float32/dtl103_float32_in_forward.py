@@ -310,14 +310,16 @@ class Float32InForward(Rule):
         or ``setup``: a plain attribute, which a module cast leaves in float32, is pinned
         where forward mixes it into the activations (``core.layers.mixed_in_forward``)."""
         function, cls = self.ctx.function, self.ctx.method_class()
-        if function is None or cls is None or function.name not in _INIT_METHODS or not isinstance(node.value, cst.Call):
+        if (function is None or cls is None or function.name not in _INIT_METHODS
+                or not isinstance(node.value, cst.Call)):
             return
         attrs = [t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute)
                  and isinstance(t.target.value, cst.Name) and t.target.value.value == "self"]
         name = method_name(node.value)
         dtype = argument(node.value, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node.value, None, "dtype")
         dtype = dtype if dtype is not None else positional_dtype(node.value, self.ctx)
-        if not attrs or dtype is None or not is_float32(dtype, self.ctx) or in_loss_or_entry_class(self.ctx, self.options):
+        if (not attrs or dtype is None or not is_float32(dtype, self.ctx)
+                or in_loss_or_entry_class(self.ctx, self.options)):
             return
         facts = self.ctx.layers(self.options)
         if facts.quantised(key_of(self.ctx)):

@@ -92,7 +92,8 @@ class UnpicklableWrapperTransform(Rule):
                 continue
             value = argument(node, None, keyword)
             flow = FileFlow.of(self.ctx)
-            sources = (flow.sources(value, PICKLING) if value is not None else []) + flow.keyword_sources(node, keyword, PICKLING)
+            sources = (flow.sources(value, PICKLING) if value is not None else []) + flow.keyword_sources(
+                node, keyword, PICKLING)
             for source in sources:
                 sink = f"{qualified.rsplit('.', 1)[-1]}({keyword}=...)"
                 self.report(source.at, self.message.format(kind=source.kind, sink=sink))

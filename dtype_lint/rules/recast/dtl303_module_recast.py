@@ -10,7 +10,7 @@ from typing import Callable
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.traversal import descendants
 from dtype_lint.core.model.finder import standard_library
-from dtype_lint.core.model.summary import FunctionSummary
+from dtype_lint.core.model.summary import FunctionSummary, has_star_import, module_statements
 from dtype_lint.core.roles import DEVICE_MOVES, MATCHED_DTYPE, factory_name, key_of, models_path, roles
 from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, literals, module_type, named_module,
                                      qualified_names)
@@ -446,7 +446,7 @@ def _helper_call(u: Syntax) -> bool:
     file_names = u.file_names()
     calls = u.file_memo.get("helper calls")
     if calls is None:
-        calls = u.file_memo["helper calls"] = _helper_calls(u.file_text, file_names)
+        calls = u.file_memo["helper calls"] = _helper_calls(u.file_text, u.file_tree, file_names)
     # Text first: the lines of the file's calls whose head is an import of something
     # the model reads (not a framework it leaves unread, not the standard library) or a
     # function of the file, found once per file. Most units hold none, and need no
@@ -474,11 +474,17 @@ def _helper_call(u: Syntax) -> bool:
     return False
 
 
-def _helper_calls(text: str, names: Names) -> list[tuple[int, str]]:
+def _helper_calls(text: str, tree: ast.Module | None, names: Names) -> list[tuple[int, str]]:
     """(line, head) of each call in ``text`` whose head may name a function the project
-    model reads (an import of a module it reads, or a function the file defines), sorted.
-    Each head is looked for as a literal: far faster than a regex for every call."""
-    defined = set(_DEFINED.findall(text))
+    model reads (an import of a module it reads, or a function the file defines at its
+    top level, which the model summarises; with a star import, any function the file
+    defines, whose name a star-imported one may share), sorted. Each head is looked for
+    as a literal: far faster than a regex for every call."""
+    if tree is None or has_star_import(text):
+        defined = set(_DEFINED.findall(text))
+    else:
+        defined = {s.name for s in module_statements(tree.body)
+                   if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     heads = defined | {head for head, qualified in names.aliases.items()
                        if any(not unread(q) and not standard_library(q) for q in qualified)}
     found: list[tuple[int, str]] = []  # (offset, head)
