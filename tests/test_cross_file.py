@@ -41,14 +41,15 @@ def test_cli_reports_exactly_the_expectations(cli, prefilter):
     assert {(f["path"], f["line"], f["code"]) for f in result.json()} == expected()
 
 
-def test_findings_from_other_files_name_them_and_carry_the_path(cli):
-    result = cli("check", "xfile/train.py", "--no-cache", "--output-format", "json", cwd=FIXTURES)
+@pytest.mark.parametrize("name", ["train.py", "loaders.py"])
+def test_findings_from_other_files_name_them_and_carry_the_path(cli, name):
+    result = cli("check", f"xfile/{name}", "--no-cache", "--output-format", "json", cwd=FIXTURES)
     findings = result.json()
-    assert len(findings) == len(expectations(PACKAGE / "train.py"))
+    assert len(findings) == len(expectations(PACKAGE / name))
     for f in findings:
         steps = f["flow"]
         assert steps, f
-        elsewhere = [s for s in steps if s["path"] != "xfile/train.py"]
+        elsewhere = [s for s in steps if s["path"] != f"xfile/{name}"]
         assert elsewhere, f
         for step in elsewhere:  # each step is a real place: its line exists in its file
             lines = (FIXTURES / step["path"]).read_text(encoding="utf-8").splitlines()

@@ -48,6 +48,12 @@ def test_a_summary_keeps_bases_stores_casts_and_passes():
         def factory():
             def inner(): ...
             return inner
+        def keyed():
+            def own():
+                return lambda: 0  # the nested function's return, not keyed's
+            return sorted
+        def lambdas():
+            return lambda x: x
     """)
     summary = summarize(text, "pkg.nets.m", False)
     assert summary.stars == ["pkg.nets.base"]
@@ -60,6 +66,10 @@ def test_a_summary_keeps_bases_stores_casts_and_passes():
     assert summary.functions["cast"].casts["model"][2:] == [".to()", "dtype"]
     assert summary.functions["each"].casts["net"][2] == "each parameter"
     assert summary.functions["outer"].passes["m"][0][:2] == ["cast", 0]
+    # What a function returns of its own: a local function, a lambda, or nothing.
+    assert summary.functions["factory"].returns[2] == "a local function 'inner'"
+    assert summary.functions["lambdas"].returns[2] == "a lambda"
+    assert summary.functions["keyed"].returns == [] and summary.functions["cast"].returns == []
     assert ModuleSummary.from_json(summary.as_json()) == summary
 
 

@@ -290,7 +290,7 @@ class _Planner:
             self._names = shapes.Names(aliases, classes, bindings, bases, tuple(self.options.module_names),
                                        functools.partial(roles.module_keys, self.text), self._project_kinds,
                                        absolute, self._casting_function, self._constructor_keeps,
-                                       self._file_class_kinds)
+                                       self._returns_local, self._file_class_kinds)
         return self._names
 
     def _framework(self, qualified: str) -> set[str]:
@@ -320,6 +320,13 @@ class _Planner:
         params = found.node.init_params
         param = slot if isinstance(slot, str) else params[slot] if slot < len(params) else None
         return param in found.node.stores
+
+    def _returns_local(self, qualified: str) -> bool:
+        """Names.returns_local: the project model's summary of a function of another file."""
+        if self.view is None:
+            return False
+        found = self.view.local(self.text, qualified, self.tree)
+        return found is not None and found.path != self.view.path and self.view.returns_local(found) is not None
 
     def _file_class_kinds(self, name: str) -> frozenset[str] | None:
         """Names.class_kinds: a top-level class of this file, by its bases."""

@@ -337,6 +337,8 @@ class Names:
     # rule can know), or a class whose ``__init__`` keeps that parameter on ``self``; a
     # class the model cannot read counts. True without a model.
     constructor_keeps: Callable[[str, int | str], bool] = lambda qualified, slot: True
+    # Whether a function of another file returns a callable of its own (a factory).
+    returns_local: Callable[[str], bool] = lambda qualified: False
     # The kinds of a class of this file by its bases (what FileContext finds), None where
     # they are not known (no model, or a class the model does not summarise).
     class_kinds: Callable[[str], frozenset[str] | None] = lambda name: None

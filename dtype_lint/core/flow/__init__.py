@@ -13,11 +13,13 @@ in taint analysis).
   boolean or integer results stop them.
 
 The sinks are the rules': each asks ``FileFlow.of(ctx).sources(expr, config)`` where
-its hazard would land. The flow stays within one file; what crosses files goes through
-the project model's summaries (``dtype_lint.core.model``).
+its hazard would land. The scopes and bindings are one file's; a call of another
+file's function is followed through the project model's summary of it
+(``dtype_lint.core.model``): what it returns (F2's factories).
 """
 
 from dtype_lint.core.flow.engine import Carry, FileFlow, FlowConfig, FScope, Source, attribute_key
-from dtype_lint.core.flow.pickling import HOLDERS, PICKLING
+from dtype_lint.core.flow.pickling import HOLDERS, PICKLING, PICKLING_IN_FILE
 
-__all__ = ["HOLDERS", "PICKLING", "Carry", "FScope", "FileFlow", "FlowConfig", "Source", "attribute_key"]
+__all__ = ["HOLDERS", "PICKLING", "PICKLING_IN_FILE", "Carry", "FScope", "FileFlow", "FlowConfig", "Source",
+           "attribute_key"]

@@ -65,6 +65,7 @@ class Source:
     # it out of a function the file calls (a factory's return).
     made: cst.CSTNode | None = None
     returned: bool = False
+    steps: tuple = ()  # where another file shows it (core.finding.Step): a factory there
 
     @property
     def at(self) -> cst.CSTNode:
@@ -76,7 +77,7 @@ class Source:
 
     def entering(self, node: cst.CSTNode, kind: str | None = None, returned: bool = False) -> "Source":
         """The same value entering the larger expression ``node`` (as ``kind``)."""
-        return Source(node, kind or self.kind, self.made or self.node, self.returned or returned)
+        return Source(node, kind or self.kind, self.made or self.node, self.returned or returned, self.steps)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,9 +124,10 @@ class FlowConfig:
         """What a name or attribute alone says, when what it is bound to says nothing."""
         return None
 
-    def call(self, flow: FileFlow, call: cst.Call, scope: FScope | None) -> str | Carry | None:
-        """A call that is a source (its kind), that carries what some expressions hold
-        (a :class:`Carry`), or neither (None: then the returns propagator may apply)."""
+    def call(self, flow: FileFlow, call: cst.Call, scope: FScope | None) -> str | Source | Carry | None:
+        """A call that is a source (its kind, or the :class:`Source` itself where it
+        carries steps in another file), that carries what some expressions hold (a
+        :class:`Carry`), or neither (None: then the returns propagator may apply)."""
         return None
 
 
@@ -392,6 +394,8 @@ class FileFlow:
         found = config.call(self, call, scope)
         if isinstance(found, str):
             return Source(call, found)
+        if isinstance(found, Source):
+            return found
         if isinstance(found, Carry):
             for expr in found.exprs:
                 source = self._first(expr, config, scope, depth + 1, seen)

@@ -14,7 +14,8 @@ reference?* :data:`PICKLING` answers it with every propagator of the engine, in 
   local class;
 * a call of a function of the file, or of a method of the same class through ``self``,
   that returns one of these (a factory returning a local function: the engine's
-  returns propagator);
+  returns propagator), or of a function of another file that does (the project
+  model's summary of it says what it returns, and where);
 * inside a decorator, the function it decorates when the wrapper is built with
   ``functools.wraps(func)``: the module attribute of that name now holds the wrapper,
   so pickle, which looks ``func`` up by its qualified name, finds another object;
@@ -34,7 +35,7 @@ in a ``finally`` block (a temporary swap, see :attr:`FileFlow.restored`).
 from __future__ import annotations
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow.engine import WRAPS, Carry, FileFlow, FlowConfig, FScope, dotted
+from dtype_lint.core.flow.engine import WRAPS, Carry, FileFlow, FlowConfig, FScope, Source, dotted
 
 _PARTIALS = frozenset({"functools.partial", "partial"})
 # Containers that keep the callables they are given (torchvision's `transforms.Lambda`
@@ -46,7 +47,11 @@ _GENERATOR_TYPES = ("Generator", "Iterator", "AsyncGenerator", "AsyncIterator")
 
 
 class PicklingConfig(FlowConfig):
-    """Sources: values with no importable name (see the module's docs)."""
+    """Sources: values with no importable name (see the module's docs).
+    ``imported_factories``: whether a call of another file's function that returns a
+    callable of its own is a source (its sinks' prefilters see such calls)."""
+
+    imported_factories = True
 
     def source(self, flow: FileFlow, expr: cst.BaseExpression, scope: FScope | None) -> str | None:
         if isinstance(expr, cst.Lambda):
@@ -85,10 +90,35 @@ class PicklingConfig(FlowConfig):
             function = found.defs.get(name) if found is not None else None
             if function is not None and function.yields:
                 return f"a generator (from {name}())"
-        return None
+        return _imported_factory(flow, call, qualified) if self.imported_factories else None
+
+
+class _InFilePickling(PicklingConfig):
+    """For sinks whose prefilter cannot see another file's factories (DTL204's stores:
+    its whole-file test asks for a local callable in the file)."""
+
+    imported_factories = False
 
 
 PICKLING = PicklingConfig()
+PICKLING_IN_FILE = _InFilePickling()
+
+
+def _imported_factory(flow: FileFlow, call: cst.Call, qualified: str | None) -> Source | None:
+    """A call of a function of another file that returns a callable of its own (the
+    project model's summary of it): what it returns, with the step that shows where."""
+    view = flow.ctx.view
+    if view is None or not qualified or isinstance(call.func, cst.Call) or qualified.rsplit(".", 1)[-1][:1].isupper():
+        return None
+    found = view.local(flow.ctx.source or flow.ctx.module.code, qualified, flow.ctx.file_tree())
+    if found is None or found.path == view.path:
+        return None  # the file's own functions: the engine's returns propagator follows them
+    step = view.returns_local(found)
+    if step is None:
+        return None
+    what = step.message.removeprefix(f"{found.name}() returns ")
+    kind = f"{what} returned by {dotted(call.func)}() ({step.path}:{step.line})"
+    return Source(call, kind, returned=True, steps=(step,))
 
 
 def _holds_generator(scope: FScope, name: str) -> bool:

@@ -12,8 +12,9 @@ A summary holds names, not trees, so it is small, JSON-able and cached by conten
   a container display);
 * ``functions``: each top-level function's parameters, and, read on first use
   (:func:`detail`), which of them it casts to a low precision (the whole object, or
-  every parameter of it) and which it hands on to another function (so casts are
-  followed through helpers).
+  every parameter of it), which it hands on to another function (so casts are
+  followed through helpers), and whether it returns a callable of its own (a lambda,
+  a local function or class: a factory whose product pickle cannot import).
 
 Positions are 1-based lines and 1-based columns, as findings are.
 """
@@ -56,6 +57,9 @@ class FunctionSummary:
     casts: dict[str, list] | None = None
     # parameter -> [[callee as the file names it, argument position, line, column], ...]
     passes: dict[str, list[list]] | None = None
+    # [line, column, what] of a callable of its own it returns (a lambda, a local
+    # function or class: a factory whose product pickle cannot import); [] if none.
+    returns: list | None = None
 
 
 @dataclasses.dataclass
@@ -218,6 +222,33 @@ def detail(summary: FunctionSummary, tree: ast.Module, name: str) -> None:
             elif isinstance(sub, ast.Call):
                 _call(sub, params, each, casts, passes)
     summary.casts, summary.passes = casts, passes
+    summary.returns = _returned_local(node) if node is not None else []
+
+
+def _returned_local(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list:
+    """[line, column, what] of the first lambda, or function or class defined in
+    ``function``'s own body, that one of its own ``return`` statements hands back."""
+    local: dict[str, str] = {}
+    returns: list[ast.Return] = []
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kind = "class" if isinstance(node, ast.ClassDef) else "function"
+            local[node.name] = f"a local {kind} '{node.name}'"
+            continue  # what a nested function returns is its own
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            returns.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    for ret in returns:
+        value = ret.value
+        if isinstance(value, ast.Lambda):
+            return [value.lineno, value.col_offset + 1, "a lambda"]
+        if isinstance(value, ast.Name) and value.id in local:
+            return [ret.lineno, ret.col_offset + 1, local[value.id]]
+    return []
 
 
 def _members_of(iterable: ast.expr, params: list[str]) -> str | None:

@@ -77,7 +77,9 @@ class UnpicklableProcessTarget(Rule):
             expression, a call of a generator function of the file, or a parameter named
             `generator`/`gen` or annotated `Generator`/`Iterator` in a function that
             iterates it or yields), a local function returned by a factory of the file
-            (`make_worker(cfg)`), a `functools.partial` holding any of these, and inside
+            (`make_worker(cfg)`) or of another file (the project model's summary of it
+            says what it returns; the finding names that file and line and carries it
+            as its path), a `functools.partial` holding any of these, and inside
             a decorator the function it decorates when the wrapper copies its name with
             `functools.wraps(func)` (the module attribute then holds the wrapper, so
             pickle cannot find `func` by name). They flow through assignments (every
@@ -139,7 +141,7 @@ class UnpicklableProcessTarget(Rule):
                 return False
             # A factory method (`self.make()` may send what it returns to a sink), or a
             # value stored on self here that may reach a sink in another method.
-            return returns_local(lc, u) or (stores_on_self(t, u) and may_make_source(t, lc, u, via_self=False))
+            return returns_local(lc, u) or (stores_on_self(t, u, imported=True) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(
             keeps,
@@ -216,7 +218,7 @@ class UnpicklableProcessTarget(Rule):
         if value is None:
             return
         for source in FileFlow.of(self.ctx).sources(value, PICKLING):
-            self.report(source.at, self.message.format(kind=source.kind, sink=sink))
+            self.report(source.at, self.message.format(kind=source.kind, sink=sink), flow=source.steps)
 
     def _factory_kind(self, call: cst.Call) -> str | None:
         """'process', 'pool' or 'executor' when the call makes one of those."""

@@ -90,7 +90,7 @@ class UnpicklableDataLoaderCallable(Rule):
                 return False
             # A factory method (`self.make()` may give what it returns to a loader), or a
             # value stored on self here that may reach a loader in another method.
-            return returns_local(lc, u) or (stores_on_self(t, u) and may_make_source(t, lc, u, via_self=False))
+            return returns_local(lc, u) or (stores_on_self(t, u, imported=True) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(keeps, import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"),
                          body_words=BODY_WORDS)
@@ -126,7 +126,8 @@ class UnpicklableDataLoaderCallable(Rule):
                    for t in node.targets):
             return
         for source in FileFlow.of(self.ctx).sources(node.value, PICKLING):
-            self.report(source.at, self.message.format(kind=source.kind, sink="a loader's worker_init_fn"))
+            self.report(source.at, self.message.format(kind=source.kind, sink="a loader's worker_init_fn"),
+                        flow=source.steps)
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
@@ -148,7 +149,7 @@ class UnpicklableDataLoaderCallable(Rule):
             sources += flow.keyword_sources(node, keyword, PICKLING)
             sink = f"{last}({keyword}=...) with workers"
             for source in sources:
-                self.report(source.at, self.message.format(kind=source.kind, sink=sink))
+                self.report(source.at, self.message.format(kind=source.kind, sink=sink), flow=source.steps)
 
 
 def _may_pass_callable(call: ast.Call) -> bool:

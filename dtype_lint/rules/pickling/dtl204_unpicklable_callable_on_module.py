@@ -6,7 +6,7 @@ import ast
 import re
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import PICKLING, FileFlow, attribute_key
+from dtype_lint.core.flow import PICKLING_IN_FILE, FileFlow, attribute_key
 from dtype_lint.core.finding import Step
 from dtype_lint.core.model.project import qualify, shown
 from dtype_lint.core.model.summary import ClassSummary
@@ -99,7 +99,10 @@ class CallableOnModule(Rule):
             function is still reported when it wraps `forward`. A transform
             class is known by its name only, and is reported whether or not it ever
             reaches a dataset, and a pipeline stage
-            (`pipeline-stages`) whether or not its loader has workers.
+            (`pipeline-stages`) whether or not its loader has workers. What a factory of
+            another file returns is followed at DTL201-203's sinks (process targets,
+            loaders, wrappers), not at stores: `self.fn = make_fn()` with `make_fn` in
+            another file is not reported here.
             """,
     )
     message = (
@@ -122,7 +125,7 @@ class CallableOnModule(Rule):
                 or ("forward" in t and _FORWARD_STORE.search(t))
                 or (lc and any(owner in t for owner in owners))
                 # (a factory's call too: `Dataset(transform=self.default_transforms())`)
-                or ((lc if u is None else may_make_source(t, lc, u, via_self=False)) and (
+                or ((lc if u is None else may_make_source(t, lc, u, via_self=False, imported=False)) and (
                     u is None or _constructs_pickled(t, u)))
                 or (lc and _CONTAINER_STORE.search(t) and (u is None or _container_store(t, u)))
                 or (lc and "register_" in t and "hook" in t)
@@ -212,9 +215,9 @@ class CallableOnModule(Rule):
             return
         flow = FileFlow.of(self.ctx)
         for arg in node.args:
-            for source in flow.sources(arg.value, PICKLING):
+            for source in flow.sources(arg.value, PICKLING_IN_FILE):
                 self.report(source.at, self.message.format(kind=source.kind, owner=owner),
-                            flow=self.ctx.class_steps(qualified))
+                            flow=(*source.steps, *self.ctx.class_steps(qualified)))
 
     def _class_body_lambda(self, value: cst.Lambda, holder: str) -> None:
         """A lambda in a class body (an Enum of distance functions, say) is named
@@ -253,8 +256,8 @@ class CallableOnModule(Rule):
         if ".remove()" in body or not re.search(rf"\breturn\s+{re.escape(root.value)}\s*(?:[,)#]|$)", body, re.MULTILINE):
             return
         owner = f"a module's hooks ({call.func.attr.value} keeps it)"  # type: ignore[union-attr]
-        for source in FileFlow.of(self.ctx).sources(call.args[0].value, PICKLING):
-            self.report(source.at, self.message.format(kind=source.kind, owner=owner))
+        for source in FileFlow.of(self.ctx).sources(call.args[0].value, PICKLING_IN_FILE):
+            self.report(source.at, self.message.format(kind=source.kind, owner=owner), flow=source.steps)
 
     def _kept_by_constructor(self, call: cst.Call, qualified: str) -> None:
         """A module's constructor that keeps an argument on ``self``, in this file or
@@ -272,10 +275,10 @@ class CallableOnModule(Rule):
             if param not in found.node.stores:
                 continue
             store = found.step(f"{found.name}.__init__ keeps `{param}` on self", found.node.stores[param])
-            for source in flow.sources(arg.value, PICKLING):
+            for source in flow.sources(arg.value, PICKLING_IN_FILE):
                 owner = f"a {found.name} module by {found.name}.__init__ ({store.path}:{store.line})"
                 self.report(source.at, self.message.format(kind=source.kind, owner=owner),
-                            flow=(store, *self.ctx.class_steps(qualified)))
+                            flow=(*source.steps, store, *self.ctx.class_steps(qualified)))
 
     def _check_store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
         if attr in _MODULE_HOOKS:
@@ -283,11 +286,11 @@ class CallableOnModule(Rule):
         owner = self._owner(receiver)
         if owner is None or attr in FileFlow.of(self.ctx).restored:
             return  # a temporary swap: the file sets the attribute back in a `finally`
-        sources = FileFlow.of(self.ctx).sources(value, PICKLING, attributes=False)
+        sources = FileFlow.of(self.ctx).sources(value, PICKLING_IN_FILE, attributes=False)
         cls = self.ctx.method_class() if isinstance(receiver, cst.Name) and receiver.value == "self" else None
         steps = self.ctx.class_steps(cls.name) if cls is not None else ()
         for source in sources:
-            self.report(source.at, self.message.format(kind=source.kind, owner=owner), flow=steps)
+            self.report(source.at, self.message.format(kind=source.kind, owner=owner), flow=(*source.steps, *steps))
         if attr == "forward" and not sources:
             for candidate in _branches(value):
                 if self._wraps_forward(candidate):

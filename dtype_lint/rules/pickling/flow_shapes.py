@@ -16,7 +16,7 @@ import re
 from typing import Sequence
 
 from dtype_lint.core.flow import HOLDERS
-from dtype_lint.core.shapes import Syntax, in_word, lines_of, may_call
+from dtype_lint.core.shapes import Syntax, in_word, last_name, lines_of, may_call, qualified_names
 
 # A function kept as context keeps its body when it may make a source: a lambda, a
 # partial, or a yield (a generator function); nested definitions keep it anyway.
@@ -33,11 +33,16 @@ def file_has(u: Syntax, pattern: re.Pattern[str], words: tuple[str, ...]) -> boo
     return has[pattern]
 
 
-def stores_on_self(text: str, u: Syntax) -> bool:
+def stores_on_self(text: str, u: Syntax, imported: bool = False) -> bool:
     """Whether the unit (its text: ``text``) stores on an attribute of ``self`` a value the
-    flow may take for a source: another method may send it to a sink."""
-    return "self" in text and any(isinstance(owner, ast.Name) and owner.id == "self"
-                                  for owner, _ in callable_stores(text, u))
+    flow may take for a source: another method may send it to a sink. ``imported``: what
+    a call of another file's factory returns counts too."""
+    if "self" not in text:
+        return False
+    return any(isinstance(owner, ast.Name) and owner.id == "self" for owner, _ in callable_stores(text, u)) or (
+        imported and any(isinstance(node.value, ast.Call) and _imported_factory(node.value, u)
+                         for node in u.index(ast.Assign) for t in node.targets
+                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"))
 
 
 _NESTED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
@@ -68,12 +73,13 @@ _CALL_OF_CALL = re.compile(r"\)(?:[\s\\]|#[^\n]*\n)*\(")
 _FORWARD = re.compile(r"\bforward\b(?![ \t]*\()")
 
 
-def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True) -> bool:
+def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True, imported: bool = True) -> bool:
     """Whether the unit may hold a value the flow takes for a source, beyond the
     prefilter's local-callable test ``lc``: a generator (expression, parameter, or a
     generator function's call), ``self.attr`` (stored by another method; not with
-    ``via_self=False``), or a call of a function of the file that may return a local
-    function. Without the unit's syntax, any call counts."""
+    ``via_self=False``), a call of a function of the file that may return a local
+    function, or (``imported``) of a function of another file that returns a callable
+    of its own. Without the unit's syntax, any call counts."""
     if lc or (via_self and "self" in text) or generator_words(text):
         return True
     if u is None:
@@ -81,7 +87,21 @@ def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True
     # A generator expression holds `for`; a factory's call, its name.
     if "for" in text and u.index(ast.GeneratorExp):
         return True
-    return _mentions_factory(text, u) and any(factory_call(call, u) for call in u.index(ast.Call))
+    return (_mentions_factory(text, u) and any(factory_call(call, u) for call in u.index(ast.Call))) or (
+        imported and any(_imported_factory(call, u) for call in u.index(ast.Call)))
+
+
+def _imported_factory(call: ast.Call, u: Syntax) -> bool:
+    """A call, through an import, of a function of another file that returns a callable
+    of its own (the project model's summary: core.flow.pickling follows it)."""
+    func = call.func
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or (last_name(func) or "")[:1].isupper():
+        return False
+    names = u.names()
+    return root.id in names.aliases and any(names.returns_local(q) for q in qualified_names(func, names))
 
 
 def factory_call(call: ast.Call, u: Syntax) -> bool:
