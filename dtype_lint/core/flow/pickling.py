@@ -113,10 +113,10 @@ def _imported_factory(flow: FileFlow, call: cst.Call, qualified: str | None) -> 
     found = view.local(flow.ctx.source or flow.ctx.module.code, qualified, flow.ctx.file_tree())
     if found is None or found.path == view.path:
         return None  # the file's own functions: the engine's returns propagator follows them
-    step = view.returns_local(found)
-    if step is None:
+    returned = view.returns_local(found)
+    if returned is None:
         return None
-    what = step.message.removeprefix(f"{found.name}() returns ")
+    what, step = returned
     kind = f"{what} returned by {dotted(call.func)}() ({step.path}:{step.line})"
     return Source(call, kind, returned=True, steps=(step,))
 

@@ -421,10 +421,10 @@ class FileView:
                 return CastPath(through.dtype_param, (here, *through.steps), through.caster)
         return None
 
-    def returns_local(self, found: Definition) -> Step | None:
-        """Where a function (of another file) returns a callable of its own, a lambda or
-        a local function or class (a factory whose product pickle cannot import), as
-        the step that shows it; None where it returns none."""
+    def returns_local(self, found: Definition) -> tuple[str, Step] | None:
+        """What callable of its own a function (of another file) returns, a lambda or a
+        local function or class (a factory whose product pickle cannot import), and the
+        step that shows where; None where it returns none."""
         if not isinstance(found.node, FunctionSummary):
             return None
         if found.node.returns is None:
@@ -433,7 +433,7 @@ class FileView:
         if not found.node.returns:
             return None
         line, column, what = found.node.returns
-        return found.step(f"{found.name}() returns {what}", [line, column])
+        return what, found.step(f"{found.name}() returns {what}", [line, column])
 
     def casts_back(self, found: Definition) -> bool:
         """Whether a function of another file, or a class's ``forward``/``__call__``,
