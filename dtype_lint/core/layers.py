@@ -65,7 +65,7 @@ from typing import Iterable, Iterator
 from dtype_lint.core.guards import parse_quietly
 from dtype_lint.core.shapes import dotted, last_name, walk
 from dtype_lint.frameworks.bases import LOSS_CLASSES
-from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
+from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
 
@@ -746,10 +746,15 @@ def _holds_attribute(node: ast.AST, attr: str) -> bool:
     """``self.<attr>``, as it is or moved to a device (``.to(x.device)``, ``.to(device)``,
     ``.cuda()``): still the dtype it was made with."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DEVICE_MOVES:
-        if not all(_device_like(a) for a in (*node.args, *(k.value for k in node.keywords if k.arg != "non_blocking"))):
+        if not _device_only(node):
             return False
         node = node.func.value
     return isinstance(node, ast.Attribute) and node.attr == attr and _is_self(node.value)
+
+
+def _device_only(call: ast.Call) -> bool:
+    """A ``.to()``/``.cuda()``/``.cpu()`` whose arguments all name a device."""
+    return all(_device_like(a) for a in (*call.args, *(k.value for k in call.keywords if k.arg != "non_blocking")))
 
 
 def _device_like(node: ast.AST) -> bool:
@@ -768,9 +773,8 @@ def _casts_attribute(call: ast.Call, attr: str) -> bool:
             and _is_self(func.value.value)):
         return False
     if func.attr in _DEVICE_MOVES:
-        arguments = (*call.args, *(k.value for k in call.keywords if k.arg != "non_blocking"))
-        return not all(_device_like(a) for a in arguments)
-    return func.attr in TYPE_CAST_METHODS or func.attr in ("type_as", "half", "bfloat16", "float", "double")
+        return not _device_only(call)
+    return func.attr in TYPE_CAST_METHODS or func.attr in CAST_METHODS or func.attr == "type_as"
 
 
 def _registers(call: ast.Call, attr: str) -> bool:
@@ -884,8 +888,9 @@ def _initializer_factory(function: _Function, name: str) -> bool:
     # Inside a nested function that takes a parameter of the same name, the name is that
     # parameter (`def init(key, shape, dtype=dtype): ... dtype=dtype`), not this one.
     shadowed = {id(n) for inner in walk(function.node)
-                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and inner is not function.node and name in _param_names(inner) for stmt in _body_of(inner)
-                for n in walk(stmt)}
+                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                and inner is not function.node and name in _param_names(inner)
+                for stmt in _body_of(inner) for n in walk(stmt)}
     uses = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
             and id(n) not in shadowed]
     defaults = {id(d) for inner in walk(function.node) if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))

@@ -141,7 +141,8 @@ class UnpicklableProcessTarget(Rule):
                 return False
             # A factory method (`self.make()` may send what it returns to a sink), or a
             # value stored on self here that may reach a sink in another method.
-            return returns_local(lc, u) or (stores_on_self(t, u, imported=True) and may_make_source(t, lc, u, via_self=False))
+            return returns_local(lc, u) or (
+                stores_on_self(t, u, imported=True) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(
             keeps,

@@ -68,7 +68,8 @@ class UnpicklableWrapperTransform(Rule):
                 return False
             # A factory method (`self.make()` may give what it returns to a wrapper), or a
             # value stored on self here that may reach a wrapper in another method.
-            return returns_local(lc, u) or (stores_on_self(t, u, imported=True) and may_make_source(t, lc, u, via_self=False))
+            return returns_local(lc, u) or (
+                stores_on_self(t, u, imported=True) and may_make_source(t, lc, u, via_self=False))
 
         return Prefilter(keeps, import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"),
                          body_words=BODY_WORDS)

@@ -16,7 +16,7 @@ import re
 from typing import Sequence
 
 from dtype_lint.core.flow import HOLDERS
-from dtype_lint.core.shapes import Syntax, in_word, last_name, lines_of, may_call, qualified_names
+from dtype_lint.core.shapes import Syntax, dotted, in_word, lines_of, may_call, qualified_names
 
 # A function kept as context keeps its body when it may make a source: a lambda, a
 # partial, or a yield (a generator function); nested definitions keep it anyway.
@@ -94,14 +94,12 @@ def may_make_source(text: str, lc: bool, u: Syntax | None, via_self: bool = True
 def _imported_factory(call: ast.Call, u: Syntax) -> bool:
     """A call, through an import, of a function of another file that returns a callable
     of its own (the project model's summary: core.flow.pickling follows it)."""
-    func = call.func
-    root = func
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    if not isinstance(root, ast.Name) or (last_name(func) or "")[:1].isupper():
+    written = dotted(call.func)
+    if not written or written.rsplit(".", 1)[-1][:1].isupper():
         return False
     names = u.names()
-    return root.id in names.aliases and any(names.returns_local(q) for q in qualified_names(func, names))
+    return written.split(".", 1)[0] in names.aliases and any(
+        names.returns_local(q) for q in qualified_names(call.func, names))
 
 
 def factory_call(call: ast.Call, u: Syntax) -> bool:
