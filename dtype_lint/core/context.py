@@ -158,6 +158,13 @@ class FileContext:
                 return scope.bindings[name]
         return None
 
+    def release(self) -> None:
+        """Drop everything the file's analyses attached, once the rules are done. The
+        shared facts (roles, flows, layers) point back at this context, so each forms a
+        cycle that would hold the file's trees until the cycle collector runs; cut here,
+        they are freed at once (see :mod:`dtype_lint.project.file_lint`'s collections)."""
+        vars(self).clear()
+
     def file_tree(self) -> ast.Module:
         """The whole file's ``ast``, parsed at most once: the prefilter's where it has one.
         File-wide facts (layers, roles) read it, whatever part of the file LibCST got."""

@@ -234,6 +234,8 @@ def _lint_module(
             statement_of.extend([index] * (len(reports) - len(statement_of)))
     except RecursionError:
         raise LintError("too deeply nested to lint") from None
+    finally:
+        ctx.release()
     if not reports:
         return []
     return _to_findings(module, text, path, reports, statement_of, line_map, parsed_text, tree)

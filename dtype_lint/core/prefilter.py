@@ -138,7 +138,11 @@ def reduce_source(text: str, rules: Iterable[type[Rule]], options: Options,
         tree = _checked(ast.parse, text)
         if tree is None:
             return None
-    return _Planner(tree, text, declared, active, options, within, view).reduce()
+    planner = _Planner(tree, text, declared, active, options, within, view)
+    try:
+        return planner.reduce()
+    finally:
+        planner.release()
 
 
 def compiles(text: str) -> bool:
@@ -250,6 +254,15 @@ class _Planner:
         self._aliases: re.Pattern[str] | None = None
         self.tainted = self._taint()
         self.tainted_words = shapes.words(sorted(self.tainted), whole=True) if self.tainted else None
+
+    def release(self) -> None:
+        """Drop the units' syntax and the file's names. They hold the planner's bound
+        methods, so with the planner they form cycles that hold the file's ``ast`` until
+        the cycle collector runs; cut here, the tree is freed as soon as the reduction
+        is made (see :mod:`dtype_lint.project.file_lint`'s collections)."""
+        self._syntax.clear()
+        self._names = None
+        self.memo.clear()
 
     def binds(self, position: int) -> set[str]:
         """The names a leaf binds where FileContext looks them up (see _binds)."""

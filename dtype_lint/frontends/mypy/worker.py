@@ -115,7 +115,7 @@ def main() -> None:
     import dtype_lint.core.prefilter  # noqa: F401
     import dtype_lint.rules.registry  # noqa: F401
     from dtype_lint.frontends.mypy.lint import engine_findings, read
-    from dtype_lint.project.file_lint import fewer_collections
+    from dtype_lint.project.file_lint import collected_after, fewer_collections
 
     fewer_collections()
 
@@ -123,7 +123,8 @@ def main() -> None:
         path = line.rstrip("\n")
         try:
             text = read(path)
-            found = [] if text is None else engine_findings(path, text)
+            with collected_after():
+                found = [] if text is None else engine_findings(path, text)
             message: dict = {"path": path, "findings": found}
         except Exception as exc:  # reported by the plugin as its one internal-error note
             message = {"path": path, "error": f"{type(exc).__name__}: {exc}"}

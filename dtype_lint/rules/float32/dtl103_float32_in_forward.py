@@ -11,7 +11,7 @@ from dtype_lint.core.flow.float32 import not_float_value
 from dtype_lint.core.layers import facts as layer_facts
 from dtype_lint.core.layers import forward_name, key_of
 from dtype_lint.core.roles import roles
-from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, may_call
+from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, may_call, walk
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -409,7 +409,7 @@ def _pinned_in_forward(index: Index, lines: Sequence[str], on_path=lambda name: 
     may be on a layer's forward path (``on_path(name)``) with a call whose argument
     spells float32, unless it certainly casts back (then the rule reports nothing in it)."""
     for function in index(ast.FunctionDef, ast.AsyncFunctionDef):
-        calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
+        calls = [node for node in walk(function) if isinstance(node, ast.Call)]
         if not any(f32(lines_of(arg, lines)) for call in calls for arg in (*call.args, *call.keywords)) and not any(
                 call.args and isinstance(call.func, ast.Attribute) and call.func.attr == "float32" for call in calls):
             continue
@@ -443,7 +443,7 @@ def _casts_back(function: ast.AST, calls: list[ast.Call], lines: Sequence[str]) 
     """Whether DTL103 certainly finds this forward casting back to the input's precision:
     ``.type_as(...)``, or a dtype argument that names a dtype and cannot be float32. A
     class defined inside may have a forward of its own: then nothing is certain."""
-    if any(isinstance(node, ast.ClassDef) for node in ast.walk(function)):
+    if any(isinstance(node, ast.ClassDef) for node in walk(function)):
         return False
     for call in calls:
         method = call.func.attr if isinstance(call.func, ast.Attribute) else None
