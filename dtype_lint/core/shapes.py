@@ -130,8 +130,8 @@ def walk(root: ast.AST, parents: dict[int, ast.AST] | None = None) -> list[ast.A
         node = pop()
         out.append(node)
         kind = node.__class__
-        fields = _CHILD_FIELDS.get(kind) or child_fields(kind)
-        for name in fields:
+        fields = _CHILD_FIELDS.get(kind)
+        for name in child_fields(kind) if fields is None else fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for child in value:
@@ -156,7 +156,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def child_fields(kind: type) -> tuple[str, ...]:
     """The fields of a node type that may hold the nodes :func:`walk` and
-    :class:`Index` visit (a type with none gets ``()``, looked up again each time)."""
+    :class:`Index` visit, worked out on the type's first node."""
     fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)  # type: ignore[attr-defined]
     return fields
 
@@ -200,7 +200,8 @@ class Index:
                 by_type[kind] = [node]
             else:
                 same.append(node)
-            for name in _CHILD_FIELDS.get(kind) or child_fields(kind):
+            fields = _CHILD_FIELDS.get(kind)
+            for name in child_fields(kind) if fields is None else fields:
                 value = getattr(node, name, None)
                 if value.__class__ is list:
                     for child in value:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Prefilter, cast_call, in_word
+from dtype_lint.core.shapes import Index, Prefilter, cast_call, in_word
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
 from dtype_lint.rules.options import Options
@@ -13,6 +14,23 @@ from dtype_lint.core.roles import roles
 from dtype_lint.rules.patterns import cast_dtype_name, cast_target
 
 _ITEMS = re.compile(r"items\b")  # after a word's start (see shapes.in_word)
+
+
+# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
+def _entry_method(index: Index) -> bool:
+    """DTL302: a dict comprehension over ``.items()`` whose value calls a method of the
+    entry's value (visit_DictComp's shape; whether it casts is the rule's to say)."""
+    for comp in index(ast.DictComp):
+        first = comp.generators[0]
+        target, value = first.target, comp.value
+        entry = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        entry = entry.value if isinstance(entry, ast.Starred) else entry
+        if (isinstance(first.iter, ast.Call) and isinstance(first.iter.func, ast.Attribute)
+                and first.iter.func.attr == "items" and isinstance(entry, ast.Name)
+                and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == entry.id):
+            return True
+    return False
 
 class StateDictRecast(Rule):
     doc = RuleDoc(
@@ -60,7 +78,8 @@ class StateDictRecast(Rule):
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter:
         return Prefilter(lambda t, lc, u: "items" in t and cast_call(t) and any(
-                             not in_word(t, m.start() - 1) for m in _ITEMS.finditer(t)),
+                             not in_word(t, m.start() - 1) for m in _ITEMS.finditer(t)) and (
+                             u is None or _entry_method(u.index)),
                          import_words=("items", *("float", "half", "double", "bfloat16", "dtype")))
 
     valid = (
