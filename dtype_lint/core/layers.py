@@ -64,7 +64,7 @@ from typing import Iterable, Iterator
 
 from dtype_lint.core.guards import parse_quietly
 from dtype_lint.core.shapes import dotted, last_name, walk
-from dtype_lint.frameworks.bases import LOSS_CLASSES
+from dtype_lint.frameworks.bases import KEEP_FLOAT32_ATTRIBUTES, LOSS_CLASSES
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 
 Key = tuple  # (innermost enclosing class name or None, (function names, outermost first))
@@ -141,6 +141,7 @@ class LayerFacts:
         self._casts_back: dict[tuple[str | None, str], bool] = {}  # callee -> it casts back
         self._self_stores: dict[Key, list[tuple[str, ast.AST]]] = {}
         self._casts: dict[Key, set[str]] = {}
+        self._kept: frozenset[str] | None = None  # see kept_float32
         if tree is None:
             return
         self._collect(tree)
@@ -211,6 +212,33 @@ class LayerFacts:
         return function is not None and name in function.params and (
             self._benign_meaning(key, name) or self._init_table(function, name)
             or self._callers_decide(function, name) or self.quantised(key))
+
+    def kept_float32(self, cls: str | None) -> bool:
+        """Whether a model of the file keeps the class in float32 by the name it stores
+        it under (``_keep_in_fp32_modules = ["time_embed"]`` with ``self.time_embed =
+        TimeEmbedding(...)``), or the class is held inside such a module: its weights
+        stay float32 whatever the model's dtype, so float32 in its forward matches them."""
+        if self._kept is None:
+            self._kept = self._kept_classes()
+        return cls in self._kept
+
+    def _kept_classes(self) -> frozenset[str]:
+        names = {name for c in self.classes.values() for stmt in c.node.body
+                 for name in _kept_float32_names(stmt)}
+        if not names:
+            return frozenset()
+        kept = {written.rsplit(".", 1)[-1] for cls in self.classes for name in names
+                for written in self.stored_constructors(cls, name, layers_only=False)}
+        pending = list(kept)
+        while pending:
+            owner = self.classes.get(pending.pop())
+            for method in owner.methods.values() if owner else ():
+                for _, value in self._stores(method):
+                    held = last_name(value.func) if isinstance(value, ast.Call) else None
+                    if held and held in self.classes and held not in kept:
+                        kept.add(held)
+                        pending.append(held)
+        return frozenset(kept)
 
     def quantised(self, key: Key) -> bool:
         """Whether the function ``key`` is quantised code: its name, or its class's, says
@@ -979,6 +1007,21 @@ def _positional_param(target: _Function, call: ast.Call, use: ast.AST) -> str | 
         if arg is use:
             return params[index] if index < len(params) else None
     return None
+
+
+def _kept_float32_names(stmt: ast.stmt) -> list[str]:
+    """The attribute names a class-body ``_keep_in_fp32_modules = [...]`` (Hugging
+    Face's and diffusers' per-model float32 policy) lists."""
+    if isinstance(stmt, ast.Assign):
+        targets, value = stmt.targets, stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        targets, value = [stmt.target], stmt.value
+    else:
+        return []
+    if not any(isinstance(t, ast.Name) and t.id in KEEP_FLOAT32_ATTRIBUTES for t in targets):
+        return []
+    elements = value.elts if isinstance(value, (ast.List, ast.Tuple, ast.Set)) else []
+    return [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
 
 
 # Facts of the last few texts: the prefilter's shape check and the rules ask for the same

@@ -15,6 +15,9 @@ TORCH_MODULE_BASES = frozenset(
 )
 # Classes that compute a loss (globs on the last name): float32 is deliberate there.
 LOSS_CLASSES = ("*Loss*", "*Criterion*")
+# Class attributes that name the submodules a model keeps in float32 whatever its dtype
+# (Hugging Face transformers and diffusers).
+KEEP_FLOAT32_ATTRIBUTES = frozenset({"_keep_in_fp32_modules", "_keep_in_fp32_modules_strict"})
 FLAX_MODULE_BASES = frozenset({"flax.linen.Module", "flax.linen.module.Module", "flax.nnx.Module"})
 DATASET_BASES = frozenset(
     {

@@ -44,6 +44,7 @@ class Options:
         "*loader*", "*dataset*", "*collat*", "*converter*", "*iterator*", "*sampler*", "*random*",
         "*rng*", "*augment*", "*preprocess*", "*reader*", "*annotation*", "*processing*",
         "*feature_extract*", "*loading*", "*image*processor*", "*video*processor*", "*audio*processor*",
+        "*logit*",  # sampling's side: logits processors and warpers work on the model's output
     )
     # F2: extra pickling sinks, "qualified.name:argument" (argument: a keyword or a
     # 0-based position).

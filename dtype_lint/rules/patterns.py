@@ -311,13 +311,16 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
     saying so: a router's or a loss's), and not applied to a sub-layer
     (``self.proj(table)``) there. A function or class named for a rotary or frequency
     table builds one. Such a value is handed on, to be cast where
-    it is applied."""
+    it is applied. Nor in a module the file's model keeps in float32 by name
+    (``_keep_in_fp32_modules``): its weights are float32 too."""
     facts = ctx.layers(options)
     cls = ctx.classes[-1].name if ctx.classes else None
     if any(word in name.lower() for name in (function.name.value, cls or "") for word in TABLE_WORDS):
         return True  # the function or its class says it builds a rotary or frequency table
     if facts.quantised(key_of(ctx)):
         return True  # a low-bit format's scales, tables or dequantised values
+    if facts.kept_float32(cls):
+        return True  # the model keeps this module in float32 (`_keep_in_fp32_modules`)
     node = parents.get(id(pin))
     while node is not None and not isinstance(node, cst.BaseStatement):
         if isinstance(node, cst.Call):

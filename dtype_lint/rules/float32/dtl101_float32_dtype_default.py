@@ -86,7 +86,8 @@ class Float32DtypeDefault(Rule):
             - `data-side-names`: functions, classes and modules (by file name) on the
               data side (loaders and loading code, collators, converters, samplers,
               augmentation, annotations, pre- and post-processing, image, video and
-              audio processors), not reported.
+              audio processors, and logits processors on the output's side), not
+              reported.
             - `module-names`: a function taking a model (`def optimize(model, dtype=...)`)
               applies a user's choice to it, and is not reported.
             """,

@@ -147,7 +147,10 @@ class Float32InForward(Rule):
             (`Fn("name", f)`) is not seen. Routers, rotary tables and logits are recognised partly by name
             (`router`, `rope`/`rotary`/`freq`, `logit`/`loss`/`label`); a computation
             named so is not reported even where it is applied to activations outside a
-            sub-layer call.
+            sub-layer call. A module that a model of the same file keeps in float32 by
+            name (`_keep_in_fp32_modules`), and the modules it holds, are not reported:
+            their weights are float32 too; a model in another file that lists it is not
+            seen.
             """,
     )
     reports_in_tests = False  # a test's float32 is the test's choice

@@ -55,7 +55,8 @@ class Float32BesideInput(Rule):
             (`rules.patterns.deliberate_float32`), and a layer's forward path (DTL103's).
             Shared with DTL103: quantised code, bit reinterpretation
             (`.view(dtype=...)`), parameter and buffer storage, in-place (module) casts,
-            values handed to a helper that casts back, and test code. A cast to a NumPy
+            values handed to a helper that casts back, modules kept in float32 by name
+            (`_keep_in_fp32_modules`), and test code. A cast to a NumPy
             dtype in a file that imports no framework taking NumPy dtypes (torch code)
             makes a host-side array and is not reported.
             """,
