@@ -92,6 +92,8 @@ _INIT_METHODS = frozenset({"__init__", "setup", "build", "init_weights", "init_w
                            "_init_weights", "__post_init__"})
 
 _KEY_WORDS = ("key", "rng", "seed")
+# How many callers up a returned table is followed to where it is cast back.
+_MAX_RETURN_DEPTH = 4
 # Verbs that start a builder's name (`make_causal_mask`).
 _BUILDER_VERBS = ("make", "build", "create", "prepare", "get", "gen", "compute", "init")
 # Low-bit storage dtypes and the calls that quantise: code using them is quantised code.
@@ -142,6 +144,8 @@ class LayerFacts:
         self._self_stores: dict[Key, list[tuple[str, ast.AST]]] = {}
         self._casts: dict[Key, set[str]] = {}
         self._kept: frozenset[str] | None = None  # see kept_float32
+        self._returns_cast_back: dict[Key, bool] = {}
+        self._following: set[Key] = set()  # functions whose calls are being followed
         if tree is None:
             return
         self._collect(tree)
@@ -487,10 +491,13 @@ class LayerFacts:
                     return found
         return None
 
-    def _cast_back_at(self, call: ast.Call, casts: set[str], parents: dict[int, ast.AST] | None = None) -> bool:
+    def _cast_back_at(self, call: ast.Call, casts: set[str], parents: dict[int, ast.AST] | None = None,
+                      caller: _Function | None = None, depth: int = 0) -> bool:
         """The call's value is cast back: ``f(x).to(x.dtype)``, or a name it is assigned to
         is cast to a dtype that is not float32 later in the caller. ``parents``: those of
-        the nodes around the call, when not the whole file's."""
+        the nodes around the call, when not the whole file's. With the ``caller``, a value
+        the caller returns is cast back where every call of the caller is (see
+        _results_cast_back)."""
         if parents is None:
             parents = self._parents
         parent = parents.get(id(call))
@@ -506,14 +513,63 @@ class LayerFacts:
         child: ast.AST = call
         while isinstance(parent, (ast.IfExp, ast.BoolOp)) and not (isinstance(parent, ast.IfExp) and parent.test is child):
             child, parent = parent, parents.get(id(parent))
+        if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
+            parent = parents.get(id(parent))  # one of the values returned together
+        if isinstance(parent, ast.Return):
+            return caller is not None and self._results_cast_back(caller, depth + 1)
         if isinstance(parent, ast.Assign):
             names = {n.id for t in parent.targets for n in walk(t) if isinstance(n, ast.Name)}
-            return bool(names & casts)
+            return bool(names & casts) or (caller is not None and bool(names & _returned_names(caller.node))
+                                           and self._results_cast_back(caller, depth + 1))
         if isinstance(parent, (ast.Call, ast.keyword)):
-            # Passed straight to a function of this file that casts its result back.
+            # Passed straight to a function of this file that casts its result back, or
+            # copied into a tensor or stored as module state (see _cast_receivers).
             outer = parent if isinstance(parent, ast.Call) else parents.get(id(parent))
-            return isinstance(outer, ast.Call) and self._casting_callee(outer)
+            return isinstance(outer, ast.Call) and (self._casting_callee(outer) or (
+                caller is not None and last_name(outer.func) in _STORED_AS_STATE))
         return False
+
+    def _results_cast_back(self, function: _Function, depth: int = 0) -> bool:
+        """Whether every call of the function in this file (one at least) has its value
+        cast back where it is used, directly or returned by a caller whose own calls all
+        are: a table handed up to the code that applies it and casts back."""
+        if depth > _MAX_RETURN_DEPTH or function.key in self._following:
+            return False  # too far up, or a recursion: nothing decided
+        memo = self._returns_cast_back.get(function.key)
+        if memo is None:
+            self._following.add(function.key)
+            calls = list(self._calls_of(function))
+            memo = bool(calls) and all(
+                self._cast_back_at(call, self._cast_names(caller), caller=caller, depth=depth)
+                for caller, call in calls)
+            self._following.discard(function.key)
+            if depth == 0:  # an answer cut short deeper down holds only there
+                self._returns_cast_back[function.key] = memo
+        return memo
+
+    def _calls_of(self, function: _Function) -> Iterator[tuple[_Function, ast.Call]]:
+        """Each call of a module-level function (by its name) or of a method (through
+        ``self``, in its class's in-file family), with the function it is written in."""
+        if len(function.key[1]) != 1:
+            return  # a nested function is called through its own scope only
+        name = function.key[1][0]
+        for caller in self.functions.values():
+            if function.cls is not None and (caller.key[0] not in self._family(function.cls) or not self._resolves_to(
+                    caller.key[0], name, function)):
+                continue
+            for node in _own_nodes(caller.node):
+                if isinstance(node, ast.Call) and (
+                        (function.cls is not None and isinstance(node.func, ast.Attribute)
+                         and node.func.attr == name and _is_self(node.func.value))
+                        or (function.cls is None and isinstance(node.func, ast.Name) and node.func.id == name)):
+                    yield caller, node
+
+    def _resolves_to(self, cls: str | None, name: str, function: _Function) -> bool:
+        """Whether ``self.<name>`` in a method of ``cls`` may be ``function``: a sibling
+        class that defines its own ``name`` calls that one."""
+        info = self.classes.get(cls) if cls else None
+        found = self._method(info, name) if info is not None else None
+        return found is None or found is function
 
     def _casting_callee(self, call: ast.Call) -> bool:
         func = call.func
@@ -698,30 +754,23 @@ class LayerFacts:
         """A method whose every call in its class (``self.<method>(...)``) passes the dtype,
         casts the result back where it is applied, or runs at init time (an init method, a
         ``register_buffer``): its default is never what decides. So too a module-level
-        function private to the file (``_name``), whose every call is in the file."""
+        function private to the file (``_name``), whose every call is in the file; a public
+        one only where every call's value is cast back (others may call it with the
+        default)."""
         method = function.key[1][0]
         if function.cls is None and not (len(function.key[1]) == 1 and method.startswith("_")):
-            return False
+            return len(function.key[1]) == 1 and self._results_cast_back(function)
         params = [p for p in function.params if p != "self"]
         position = params.index(name) if name in params else -1
         calls = 0
-        for caller in self.functions.values():
-            if function.cls is not None and caller.key[0] not in self._family(function.cls):
-                continue
-            casts = self._cast_names(caller)
-            at_init = _at_init(caller.key[1][0])
-            for node in walk(caller.node):
-                if not (isinstance(node, ast.Call) and (
-                        (function.cls is not None and isinstance(node.func, ast.Attribute)
-                         and node.func.attr == method and _is_self(node.func.value))
-                        or (function.cls is None and isinstance(node.func, ast.Name) and node.func.id == method))):
-                    continue
-                calls += 1
-                passes = any(k.arg == name for k in node.keywords) or (
-                    0 <= position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args))
-                # A table made at init or into a buffer follows the module's later casts.
-                if not (passes or at_init or self._in_buffer(node) or self._cast_back_at(node, casts)):
-                    return False
+        for caller, node in self._calls_of(function):
+            calls += 1
+            passes = any(k.arg == name for k in node.keywords) or (
+                0 <= position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args))
+            # A table made at init or into a buffer follows the module's later casts.
+            if not (passes or _at_init(caller.key[1][0]) or self._in_buffer(node)
+                    or self._cast_back_at(node, self._cast_names(caller), caller=caller)):
+                return False
         return calls > 0
 
     def _init_table(self, function: _Function, name: str) -> bool:
@@ -897,13 +946,23 @@ def casts_back_call(call: ast.Call) -> bool:
 def _cast_receivers(function: ast.AST) -> set[str]:
     """Names the function casts back somewhere: in the receiver of a cast to a dtype that
     follows something (``v.to(x.dtype)``, ``(x + v).to(x.dtype)``,
-    ``grid_sample(t, v).to(x.dtype)``): what they hold ends in a value cast back."""
+    ``grid_sample(t, v).to(x.dtype)``), copied into a tensor (``buf.copy_(v)``) or
+    stored as a buffer or parameter: what they hold ends in a value cast back."""
     out: set[str] = set()
     for node in walk(function):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CAST_METHODS
-                and _casts_to_follower(node)):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _CAST_METHODS and _casts_to_follower(node):
             out.update(n.id for n in walk(node.func.value) if isinstance(n, ast.Name))
+        elif last_name(node.func) in _STORED_AS_STATE:
+            # Copied into an existing tensor (which keeps its dtype), or made a buffer or
+            # parameter, which the module's casts and policies then govern.
+            out.update(n.id for arg in (*node.args, *(k.value for k in node.keywords))
+                       for n in walk(arg) if isinstance(n, ast.Name))
     return out
+
+
+_STORED_AS_STATE = frozenset({"copy_", "register_buffer", "Parameter"})
 
 
 def _initializer_factory(function: _Function, name: str) -> bool:
@@ -1007,6 +1066,27 @@ def _positional_param(target: _Function, call: ast.Call, use: ast.AST) -> str | 
         if arg is use:
             return params[index] if index < len(params) else None
     return None
+
+
+def _own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's own body: not those of the functions, lambdas and
+    classes defined inside it (their calls are theirs)."""
+    out: list[ast.AST] = []
+    stack = [*ast.iter_child_nodes(function)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _returned_names(function: ast.AST) -> set[str]:
+    """The names the function's own ``return`` statements read: what they hold flows
+    into the result (``return torch.cat([sin, cos], -1)``)."""
+    return {n.id for node in _own_nodes(function) if isinstance(node, ast.Return) and node.value is not None
+            for n in walk(node.value) if isinstance(n, ast.Name)}
 
 
 def _kept_float32_names(stmt: ast.stmt) -> list[str]:

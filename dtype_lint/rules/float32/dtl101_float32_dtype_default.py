@@ -38,7 +38,11 @@ class Float32DtypeDefault(Rule):
             parameter of another function of the file; a field that a layer whose forward
             is in view never reads; and a table builder the file calls at init time
             (`__init__`/`setup`, `register_buffer`), whose other callers pass their own
-            dtype on (their default is the one that matters). Nor are an array creator's
+            dtype on (their default is the one that matters), or whose every call in the
+            file has its result cast back where it is applied: a float32 island by design
+            (a rotary table cast back by the function that applies it, followed through
+            names, through the methods that return it to their callers, and into buffers
+            it is copied into). Nor are an array creator's
             dtype (`shape` right before it: `init(shape, dtype)`, `get_state(name, shape,
             dtype, init)`, a descriptor class with `shape` and `dtype` fields), a mask
             builder's (a function named for a mask, such as `make_causal_mask`), quantised
@@ -105,7 +109,9 @@ class Float32DtypeDefault(Rule):
             subclass elsewhere, counts as a computation dtype (or, when the class never
             reads it, as unread). Int-to-float sources are recognised by the expression
             (comparisons, logical ops, one-hot) or by a value's name (`mask`, `idx`,
-            `ids`).
+            `ids`). A builder's results are followed to their casts back within the file:
+            a public function with no call in its own file, or whose results are used in
+            another, is reported.
             """,
     )
     message = (
