@@ -88,6 +88,7 @@ _NOT_FLOAT_CALLS = frozenset({"one_hot", "logical_and", "logical_or", "logical_n
 # Words in a value's name that say it holds integers or booleans (indices, masks).
 NOT_FLOAT_WORDS = ("mask", "idx", "index", "indices", "ids", "bool", "onehot", "one_hot")
 _CAST_METHODS = frozenset({"to", "astype", "type", "type_as"})
+_LOW_DTYPES = frozenset({"float16", "half", "bfloat16"})
 _INIT_METHODS = frozenset({"__init__", "setup", "build", "init_weights", "init_weights_and_state", "reset_parameters",
                            "_init_weights", "__post_init__"})
 
@@ -215,7 +216,7 @@ class LayerFacts:
         function = self.functions.get(key)
         return function is not None and name in function.params and (
             self._benign_meaning(key, name) or self._init_table(function, name)
-            or self._callers_decide(function, name) or self.quantised(key))
+            or self._callers_decide(function, name) or self.quantised(key) or _island(function.node, name))
 
     def kept_float32(self, cls: str | None) -> bool:
         """Whether a model of the file keeps the class in float32 by the name it stores
@@ -1087,6 +1088,51 @@ def _returned_names(function: ast.AST) -> set[str]:
     into the result (``return torch.cat([sin, cos], -1)``)."""
     return {n.id for node in _own_nodes(function) if isinstance(node, ast.Return) and node.value is not None
             for n in walk(node.value) if isinstance(n, ast.Name)}
+
+
+def _island(function: ast.AST, name: str) -> bool:
+    """Whether every value the function returns is cast back to another value's dtype
+    (``out.to(dtype=x.dtype)``, ``type_as``) or to a low precision, in a cast that does
+    not mention the dtype parameter ``name``: what ``name`` sets is computed inside and
+    leaves in the activations' dtype, a float32 island. A returned value may be the cast
+    itself, or carry it: a name last assigned from it, a slice of it, a method of it
+    (``out.clamp(-1, 1)``), a call given it first (``postprocess(out)``); arithmetic with
+    another value does not (it promotes)."""
+    nodes = _own_nodes(function)
+    assigned = sorted((node.lineno, node.targets[0].id, node.value) for node in nodes
+                      if isinstance(node, ast.Assign) and len(node.targets) == 1
+                      and isinstance(node.targets[0], ast.Name))
+
+    def cast_back(expr: ast.AST) -> bool:
+        if not (isinstance(expr, ast.Call) and last_name(expr.func) in _CAST_METHODS):
+            return False
+        dtype = [n for arg in (*expr.args, *(k.value for k in expr.keywords if k.arg == "dtype")) for n in walk(arg)]
+        return not any(isinstance(n, ast.Name) and n.id == name for n in dtype) and (
+            last_name(expr.func) == "type_as"
+            or any((isinstance(n, ast.Attribute) and n.attr == "dtype") or last_name(n) in _LOW_DTYPES for n in dtype))
+
+    def carried_back(expr: ast.AST, line: int, depth: int = 0) -> bool:
+        while not cast_back(expr):
+            if isinstance(expr, ast.Subscript):
+                expr = expr.value
+            elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+                if expr.func.attr in _CAST_METHODS or expr.func.attr in ("float", "double"):
+                    return False  # cast again, not back
+                # A method of the value (`out.clamp(...)`) or of a helper given it first
+                # (`self.processor.postprocess(out)`).
+                return carried_back(expr.func.value, line, depth + 1) or bool(expr.args) and carried_back(
+                    expr.args[0], line, depth + 1)
+            elif isinstance(expr, ast.Call) and expr.args:
+                expr = expr.args[0]
+            elif isinstance(expr, ast.Name) and depth < 8:
+                earlier = [(at, value) for at, target, value in assigned if target == expr.id and at < line]
+                return bool(earlier) and carried_back(earlier[-1][1], earlier[-1][0], depth + 1)
+            else:
+                return False
+        return True
+
+    returns = [node for node in nodes if isinstance(node, ast.Return) and node.value is not None]
+    return bool(returns) and all(carried_back(node.value, node.lineno) for node in returns)
 
 
 def _kept_float32_names(stmt: ast.stmt) -> list[str]:
