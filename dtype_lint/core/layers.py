@@ -501,21 +501,33 @@ class LayerFacts:
         _results_cast_back)."""
         if parents is None:
             parents = self._parents
+        child: ast.AST = call
         parent = parents.get(id(call))
-        # Through method calls on the result (`f(x).flip(-1).unsqueeze(2)`) to a cast or a name.
-        while isinstance(parent, ast.Attribute):
+        # Through method calls on the result (`f(x).flip(-1).unsqueeze(2)`) to a cast or a
+        # name; with the caller, through arithmetic too (`(f(x) * s).to(x.dtype)`).
+        while isinstance(parent, ast.Attribute) or (caller is not None and isinstance(parent, (ast.BinOp, ast.UnaryOp))):
+            if not isinstance(parent, ast.Attribute):
+                child, parent = parent, parents.get(id(parent))
+                continue
             grand = parents.get(id(parent))
             if not (isinstance(grand, ast.Call) and grand.func is parent):
                 break
             if parent.attr in _CAST_METHODS and _casts_to_follower(grand):
                 return True
-            parent = parents.get(id(grand))
+            child, parent = grand, parents.get(id(grand))
         # A branch of a conditional expression (or an operand of `or`) is the value too.
-        child: ast.AST = call
         while isinstance(parent, (ast.IfExp, ast.BoolOp)) and not (isinstance(parent, ast.IfExp) and parent.test is child):
             child, parent = parent, parents.get(id(parent))
         if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
             parent = parents.get(id(parent))  # one of the values returned together
+        elif isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Assign):
+            # `d, m = f(a), f(b)`: the value goes to the target in the same place.
+            assign = parents.get(id(parent))
+            index = next(i for i, element in enumerate(parent.elts) if element is child)
+            targets = [t.elts[index] for t in assign.targets  # type: ignore[attr-defined]
+                       if isinstance(t, ast.Tuple) and len(t.elts) == len(parent.elts)]
+            names = {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
+            return bool(names & casts)
         if isinstance(parent, ast.Return):
             return caller is not None and self._results_cast_back(caller, depth + 1)
         if isinstance(parent, ast.Assign):

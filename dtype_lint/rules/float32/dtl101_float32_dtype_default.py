@@ -41,8 +41,8 @@ class Float32DtypeDefault(Rule):
             dtype on (their default is the one that matters), or whose every call in the
             file has its result cast back where it is applied: a float32 island by design
             (a rotary table cast back by the function that applies it, followed through
-            names, through the methods that return it to their callers, and into buffers
-            it is copied into); nor a dtype a function computes in and whose every
+            names, tuple unpacking and arithmetic, through the methods that return it to
+            their callers, and into buffers it is copied into); nor a dtype a function computes in and whose every
             returned value it casts back to another value's dtype (`out.to(x.dtype)`,
             `type_as`) or a low precision: the float32 island stays inside. Nor are an array creator's
             dtype (`shape` right before it: `init(shape, dtype)`, `get_state(name, shape,
