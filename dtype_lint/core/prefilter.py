@@ -287,7 +287,8 @@ class _Planner:
             owner = self.units[index].node if member >= 0 else None
             self._syntax[position] = shapes.Syntax(leaf.nodes, self.lines, self.function_text,
                                                    lambda: self.functions().keys(), self.names, self.text, self.tree,
-                                                   self.memo, owner=owner)  # type: ignore[arg-type]
+                                                   self.memo, owner=owner,
+                                                   function_texts=self.function_texts)  # type: ignore[arg-type]
         return self._syntax[position]
 
     def names(self) -> shapes.Names:
@@ -394,7 +395,11 @@ class _Planner:
 
     def function_text(self, name: str) -> str:
         """The text of every leaf defining a function (at any depth) called ``name``."""
-        return "\n".join(self.texts[position] for position in self.functions().get(name, ()))
+        return "\n".join(self.function_texts(name))
+
+    def function_texts(self, name: str) -> list[str]:
+        """The text of each leaf defining a function (at any depth) called ``name``."""
+        return [self.texts[position] for position in self.functions().get(name, ())]
 
     def reduce(self) -> Reduced:
         keep: set[tuple[int, int]] = set()

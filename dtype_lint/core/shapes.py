@@ -86,6 +86,8 @@ class Syntax:
     file_memo: dict = dataclasses.field(default_factory=dict)
     memo: dict = dataclasses.field(default_factory=dict)
     owner: ast.ClassDef | None = None  # for a member of a top-level class: the class
+    # The text of each unit that defines a function of that name (at any depth).
+    function_texts: Callable[[str], Sequence[str]] = lambda name: ()
 
     @functools.cached_property
     def index(self) -> Index:

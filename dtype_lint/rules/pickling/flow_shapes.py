@@ -116,18 +116,20 @@ def factory_call(call: ast.Call, u: Syntax) -> bool:
 
 
 def _factory(name: str, u: Syntax) -> bool:
-    """Whether the file's functions called ``name`` may return a local function or a
-    generator (their text holds a lambda, a partial or a yield, or more than one
-    definition), answered once per file and name."""
+    """Whether one of the file's functions called ``name`` may return a local function or
+    a generator (the text of the unit defining it holds a lambda, a partial or a yield,
+    or more than one definition), answered once per file and name."""
     functions = u.file_memo.setdefault("factories", {})
     if name not in functions:
-        body = u.function_text(name)
-        # BODY_WORDS.search(body) by literal finds (far faster than its alternation), and
-        # _NESTED.findall only where enough definitions may be.
-        functions[name] = bool(body) and bool(
-            "partial" in body or _has_word(body, "lambda") or _has_word(body, "yield")
-            or (_spaced_definitions(body) > 1 and len(_NESTED.findall(body)) > 1))
+        functions[name] = any(map(_may_return_local, u.function_texts(name)))
     return functions[name]
+
+
+def _may_return_local(body: str) -> bool:
+    # BODY_WORDS.search(body) by literal finds (far faster than its alternation), and
+    # _NESTED.findall only where enough definitions may be.
+    return bool("partial" in body or _has_word(body, "lambda") or _has_word(body, "yield")
+                or (_spaced_definitions(body) > 1 and len(_NESTED.findall(body)) > 1))
 
 
 def _has_word(text: str, word: str) -> bool:
