@@ -201,18 +201,27 @@ def _attribute_of(expr: cst.BaseExpression | None, attr: str, names: set[str]) -
 
 # The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
 def _pinned_beside_input(index: Index, lines: Sequence[str]) -> bool:
-    """DTL104: a call with ``dtype=`` float32 and ``device=<x>.device``, or a float32 cast
-    that is an operand of arithmetic."""
+    """DTL104: in a function with parameters, a call with ``dtype=`` float32 and
+    ``device=<parameter>.device``, or a float32 cast that is an operand of arithmetic
+    with something other than a number."""
+    functions = index(ast.FunctionDef, ast.AsyncFunctionDef)
+    if not functions:
+        return False  # the rule reports only inside a function
+    params = {a.arg for a in index(ast.arg)} - {"self"}
     for node in index(ast.Call, ast.BinOp):
         if isinstance(node, ast.Call):
             keywords = {k.arg: k.value for k in node.keywords if k.arg}
             device, dtype = keywords.get("device"), keywords.get("dtype")
-            if (isinstance(device, ast.Attribute) and device.attr == "device" and dtype is not None
-                    and f32(lines_of(dtype, lines))):
+            if (isinstance(device, ast.Attribute) and device.attr == "device" and isinstance(device.value, ast.Name)
+                    and device.value.id in params and dtype is not None and f32(lines_of(dtype, lines))):
                 return True
         elif isinstance(node, ast.BinOp):
-            for operand in (node.left, node.right):
+            for operand, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(other, ast.UnaryOp) and isinstance(other.operand, ast.Constant):
+                    other = other.operand  # -1e9
                 if (isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute)
-                        and operand.func.attr in TYPE_CAST_METHODS and f32(lines_of(operand, lines))):
+                        and operand.func.attr in TYPE_CAST_METHODS
+                        and not (isinstance(other, ast.Constant) and type(other.value) in (int, float))
+                        and f32(lines_of(operand, lines))):
                     return True
     return False
