@@ -1111,9 +1111,9 @@ def _island(function: ast.AST, name: str) -> bool:
     (``out.clamp(-1, 1)``), a call given it first (``postprocess(out)``); arithmetic with
     another value does not (it promotes)."""
     nodes = _own_nodes(function)
-    assigned = sorted((node.lineno, node.targets[0].id, node.value) for node in nodes
-                      if isinstance(node, ast.Assign) and len(node.targets) == 1
-                      and isinstance(node.targets[0], ast.Name))
+    assigned = [(node.lineno, node.targets[0].id, node.value) for node in sorted(
+        (node for node in nodes if isinstance(node, ast.Assign) and len(node.targets) == 1
+         and isinstance(node.targets[0], ast.Name)), key=lambda node: (node.lineno, node.col_offset))]
 
     def cast_back(expr: ast.AST) -> bool:
         if not (isinstance(expr, ast.Call) and last_name(expr.func) in _CAST_METHODS):
