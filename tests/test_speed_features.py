@@ -54,6 +54,16 @@ def test_prefilter_keeps_every_rule_example(rule, code):
 
 
 TRICKY = {
+    # A layer class inside a function, named like a top-level one (hypothesis found it):
+    # the nested class's plain float32 attribute is found there too.
+    "layer class inside a function": "import torch\nfrom torch import nn\n\n\nclass Norm(nn.Module):\n"
+                                     "    def __init__(self, m):\n        super().__init__()\n"
+                                     "        self.m = torch.tensor(m, dtype=torch.float32)\n\n"
+                                     "    def forward(self, x):\n        return x - self.m.to(x.device)\n\n\n"
+                                     "def _wrapped(self, x):\n    class Norm(nn.Module):\n"
+                                     "        def __init__(self, m):\n            super().__init__()\n"
+                                     "            self.m = torch.tensor(m, dtype=torch.float32)\n\n"
+                                     "        def forward(self, x):\n            return x - self.m.to(x.device)\n",
     "alias of the dtype": "from torch import float32 as f32\n\n\ndef other():\n    pass\n\n\n"
                           "def f(x, dtype=f32):\n    return x\n",
     "alias of a module": "import jax\nimport jax.tree as jt\nimport jax.numpy as jnp\n\n"

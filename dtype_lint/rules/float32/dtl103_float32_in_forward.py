@@ -428,7 +428,7 @@ def _pinned_in_forward(index: Index, lines: Sequence[str], on_path=lambda name: 
 def _plain_attribute(u, mixed) -> bool:
     """DTL103: ``self.<attr> = <call spelling float32>`` in a class's ``__init__``/``setup``
     whose layer mixes the attribute into forward (``mixed(class, attr)``: visit_Assign's test)."""
-    classes = [u.owner] if u.owner is not None else [n for n in u.nodes if isinstance(n, ast.ClassDef)]
+    classes = [u.owner] if u.owner is not None else u.index(ast.ClassDef)  # nested ones too
     for cls in classes:
         for function in u.index(ast.FunctionDef):
             if function.name not in _INIT_METHODS:
