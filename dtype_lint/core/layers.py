@@ -63,7 +63,7 @@ import re
 from typing import Iterable, Iterator
 
 from dtype_lint.core.guards import parse_quietly
-from dtype_lint.core.shapes import dotted, last_name, walk
+from dtype_lint.core.shapes import device_like, dotted, last_name, walk
 from dtype_lint.frameworks.bases import KEEP_FLOAT32_ATTRIBUTES, LOSS_CLASSES
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 
@@ -566,8 +566,9 @@ class LayerFacts:
         if len(function.key[1]) != 1:
             return  # a nested function is called through its own scope only
         name = function.key[1][0]
+        family = self._family(function.cls) if function.cls is not None else set()
         for caller in self.functions.values():
-            if function.cls is not None and (caller.key[0] not in self._family(function.cls) or not self._resolves_to(
+            if function.cls is not None and (caller.key[0] not in family or not self._resolves_to(
                     caller.key[0], name, function)):
                 continue
             for node in _own_nodes(caller.node):
@@ -844,15 +845,7 @@ def _holds_attribute(node: ast.AST, attr: str) -> bool:
 
 def _device_only(call: ast.Call) -> bool:
     """A ``.to()``/``.cuda()``/``.cpu()`` whose arguments all name a device."""
-    return all(_device_like(a) for a in (*call.args, *(k.value for k in call.keywords if k.arg != "non_blocking")))
-
-
-def _device_like(node: ast.AST) -> bool:
-    """An argument of ``.to()`` that names a device, not a dtype or a tensor to follow."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str) and not node.value.startswith(("float", "bfloat", "half"))
-    name = last_name(node.func if isinstance(node, ast.Call) else node) or ""
-    return "device" in name.lower()
+    return all(device_like(a) for a in (*call.args, *(k.value for k in call.keywords if k.arg != "non_blocking")))
 
 
 def _casts_attribute(call: ast.Call, attr: str) -> bool:

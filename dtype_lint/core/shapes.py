@@ -163,6 +163,23 @@ def child_fields(kind: type) -> tuple[str, ...]:
     return fields
 
 
+def device_like(arg: ast.AST) -> bool:
+    """An argument of ``.to()`` that names a device, never a dtype: ``"cuda"``, ``device``,
+    ``x.device``, ``cpu``, ``torch.device(...)``, ``x.get_device()`` (a string or a name
+    that may spell a dtype is not one)."""
+    if isinstance(arg, ast.Constant):
+        return isinstance(arg.value, str) and not any(word in arg.value.lower() for word in _DTYPE_TEXT)
+    if isinstance(arg, ast.Call):
+        return "device" in (last_name(arg.func) or "").lower()
+    name = (last_name(arg) or "").lower()
+    return ("device" in name or name in ("cuda", "cpu")) and "dtype" not in name
+
+
+# What a dtype's text may hold (names_dtype accepts `dtype` in any case, dtype_name a
+# dtype's name).
+_DTYPE_TEXT = ("float", "half", "double", "bf", "int", "bool", "complex", "dtype", "single")
+
+
 def dotted(node: ast.AST) -> str | None:
     """The dotted name of a Name/Attribute chain (``a.b.f``) as written, else None."""
     parts: list[str] = []

@@ -12,8 +12,8 @@ from dtype_lint.core.traversal import descendants
 from dtype_lint.core.model.finder import standard_library
 from dtype_lint.core.model.summary import FunctionSummary, has_star_import, module_statements
 from dtype_lint.core.roles import DEVICE_MOVES, MATCHED_DTYPE, factory_name, key_of, models_path, roles
-from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, literals, module_type, named_module,
-                                     qualified_names, last_name)
+from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, device_like, literals, module_type,
+                                     named_module, qualified_names)
 from dtype_lint.frameworks.bases import unread
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -614,23 +614,7 @@ def _cast_receiver(call: ast.Call) -> ast.AST | None:
             # What cast_target reads as the dtype: `dtype=`, else the first positional
             # argument, else the second.
             candidates = [*(k.value for k in call.keywords if k.arg == "dtype"), *call.args[:2]]
-            if all(_device_like(arg) for arg in candidates):
+            if all(device_like(arg) for arg in candidates):
                 return None
         return func.value
     return None
-
-
-def _device_like(arg: ast.AST) -> bool:
-    """An argument that spells a device, never a dtype: ``"cuda"``, ``device``,
-    ``x.device``, ``torch.device(...)``."""
-    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-        return not any(word in arg.value.lower() for word in _DTYPE_TEXT)
-    if isinstance(arg, ast.Call):
-        return last_name(arg.func) == "device"
-    name = last_name(arg)
-    return name is not None and ("device" in name.lower() or name in ("cuda", "cpu")) and "dtype" not in name.lower()
-
-
-# What a dtype's text may hold (names_dtype accepts `dtype` in any case, dtype_name a
-# dtype's name).
-_DTYPE_TEXT = ("float", "half", "double", "bf", "int", "bool", "complex", "dtype", "single")
