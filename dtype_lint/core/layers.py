@@ -146,6 +146,7 @@ class LayerFacts:
         self._casts: dict[Key, set[str]] = {}
         self._kept: frozenset[str] | None = None  # see kept_float32
         self._returns_cast_back: dict[Key, bool] = {}
+        self._returns: dict[Key, set[str]] = {}  # see _returned
         self._following: set[Key] = set()  # functions whose calls are being followed
         if tree is None:
             return
@@ -453,19 +454,28 @@ class LayerFacts:
                 if method is not None:
                     yield method
 
-    def _passed_to_casting(self, function: ast.AST) -> set[str]:
-        """Names the function passes to a function of this file that casts back (a
-        statistic handed to the helper that normalises and casts the output)."""
-        return {arg.id for node in walk(function) if isinstance(node, ast.Call) and self._casting_callee(node)
-                for arg in (*node.args, *(k.value for k in node.keywords)) if isinstance(arg, ast.Name)}
+    def _passed_to_casting(self, function: _Function) -> dict[str, tuple[int, int]]:
+        """Names the function passes (as they are or moved to a device) to a function of
+        this file that casts back (a statistic handed to the helper that normalises and
+        casts the output), or to a sub-layer whose class's forward casts back; each with
+        where it is last passed."""
+        cls = self._class_of(function)
+        return _last_reads(arg for node in walk(function.node) if isinstance(node, ast.Call)
+                           and self._casting_callee(node, cls.name if cls else None)
+                           for arg in map(_unmoved, (*node.args, *(k.value for k in node.keywords)))
+                           if isinstance(arg, ast.Name))
 
     def _cast_names(self, function: _Function) -> set[str]:
         """Names whose values the function casts back, itself or through a helper of the
-        file that casts back, found once."""
+        file that casts back, and the names whose values flow into those before they are
+        (``out = F.linear(codes, w)`` before ``out.to(w.dtype)``, ``codes.append(c)``),
+        found once."""
         found = self._casts.get(function.key)
         if found is None:
-            found = self._casts[function.key] = _cast_receivers(function.node) | self._passed_to_casting(
-                function.node)
+            seeds = _cast_receivers(function.node)
+            for name, at in self._passed_to_casting(function).items():
+                seeds[name] = max(at, seeds.get(name, at))
+            found = self._casts[function.key] = _flowing_into(function.node, seeds)
         return found
 
     def _stores(self, function: _Function) -> list[tuple[str, ast.AST]]:
@@ -531,9 +541,14 @@ class LayerFacts:
         if isinstance(parent, ast.Return):
             return caller is not None and self._results_cast_back(caller, depth + 1)
         if isinstance(parent, ast.Assign):
-            names = {n.id for t in parent.targets for n in walk(t) if isinstance(n, ast.Name)}
-            return bool(names & casts) or (caller is not None and bool(names & _returned_names(caller.node))
-                                           and self._results_cast_back(caller, depth + 1))
+            names = {n.id for t in parent.targets for n in walk(t) if isinstance(n, ast.Name)} - {"_"}
+
+            def settled(name: str) -> bool:
+                return name in casts or (caller is not None and name in self._returned(caller)
+                                         and self._results_cast_back(caller, depth + 1))
+            # Unpacked (`rays, emb = f(x)`), the value may be in any target: each must be cast back.
+            unpacked = any(isinstance(t, (ast.Tuple, ast.List)) for t in parent.targets)
+            return bool(names) and (all if unpacked else any)(map(settled, names))
         if isinstance(parent, (ast.Call, ast.keyword)):
             # Passed straight to a function of this file that casts its result back, or
             # copied into a tensor or stored as module state (see _cast_receivers).
@@ -541,6 +556,22 @@ class LayerFacts:
             return isinstance(outer, ast.Call) and (self._casting_callee(outer) or (
                 caller is not None and last_name(outer.func) in _STORED_AS_STATE))
         return False
+
+    def _returned(self, function: _Function) -> set[str]:
+        """The names whose values flow into what the function returns, found once."""
+        found = self._returns.get(function.key)
+        if found is None:
+            found = self._returns[function.key] = _flowing_into(function.node, _last_reads(
+                node.value for node in _own_nodes(function.node) if isinstance(node, ast.Return) and node.value))
+        return found
+
+    def results_cast_back(self, key: Key) -> bool:
+        """Whether the function ``key`` is private to its file or class (``_name``) and
+        every call of it in the file has its value cast back (see _results_cast_back):
+        a float32 value it returns is an island its callers close."""
+        function = self.functions.get(key)
+        return (function is not None and len(key[1]) == 1 and key[1][0].startswith("_")
+                and not key[1][0].startswith("__") and self._results_cast_back(function))
 
     def _results_cast_back(self, function: _Function, depth: int = 0) -> bool:
         """Whether every call of the function in this file (one at least) has its value
@@ -585,13 +616,20 @@ class LayerFacts:
         found = self._method(info, name) if info is not None else None
         return found is None or found is function
 
-    def _casting_callee(self, call: ast.Call) -> bool:
+    def _casting_callee(self, call: ast.Call, cls: str | None = None) -> bool:
+        """A function or method of this file that casts back, or, with the caller's
+        class, a sub-layer it stores from a class of this file whose forward does."""
         func = call.func
         if isinstance(func, ast.Name):
             return self.callee_casts_back(None, func.id)
         if isinstance(func, ast.Attribute) and _is_self(func.value):
             owner = next((cls.name for cls in self.classes.values() if func.attr in cls.methods), None)
-            return owner is not None and self.callee_casts_back(owner, func.attr)
+            if owner is not None:
+                return self.callee_casts_back(owner, func.attr)
+            held = [c for c in self.stored_constructors(cls, func.attr, layers_only=False)
+                    if c in self.classes] if cls else []
+            return bool(held) and all(self.callee_casts_back(c, "forward") or self.callee_casts_back(c, "__call__")
+                                      for c in held)
         return False
 
     # -- dtype roles -----------------------------------------------------------------
@@ -773,7 +811,10 @@ class LayerFacts:
         default)."""
         method = function.key[1][0]
         if function.cls is None and not (len(function.key[1]) == 1 and method.startswith("_")):
-            return len(function.key[1]) == 1 and self._results_cast_back(function)
+            # A public builder whose results the file casts back; not one that converts
+            # its inputs to the dtype: a caller elsewhere hands it bf16 tensors to upcast.
+            return (len(function.key[1]) == 1 and not self._converts_inputs(function, name)
+                    and self._results_cast_back(function))
         params = [p for p in function.params if p != "self"]
         position = params.index(name) if name in params else -1
         calls = 0
@@ -786,6 +827,36 @@ class LayerFacts:
                     or self._cast_back_at(node, self._cast_names(caller), caller=caller)):
                 return False
         return calls > 0
+
+    def _converts_inputs(self, function: _Function, name: str, depth: int = 0) -> bool:
+        """Whether the function casts an existing value to its dtype parameter ``name``
+        (``x.to(dtype=dtype)``, ``jnp.asarray(x, dtype)``, in it or in a function it
+        defines) or hands ``name`` to a function of the file that does: it converts what
+        it is given, rather than building a table from shapes."""
+        inputs = {p for n in walk(function.node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                  for p in _param_names(n)} - {name, "self"}
+        for node in walk(function.node):
+            if not isinstance(node, ast.Call):
+                continue
+            given = [*node.args, *(k.value for k in node.keywords)]
+            if not any(isinstance(a, ast.Name) and a.id == name for a in given):
+                continue
+            callee = last_name(node.func)
+            converted = (node.func.value if callee in _CAST_METHODS and isinstance(node.func, ast.Attribute)
+                         else node.args[0] if callee in _CONVERTERS and node.args else None)
+            root = _root_name(converted) if converted is not None else None
+            if root in inputs and not self._not_float(converted, node, 0) and not any(
+                    word in root.lower() for word in _POSITION_WORDS):
+                return True  # a parameter's value (or one of a function defined here) cast
+            target = self._target_function(node, function)
+            if target is not None and target is not function and depth < _MAX_RETURN_DEPTH:
+                keyword = next((k.arg for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == name),
+                               None)
+                param = keyword or next((p for p, a in zip([p for p in target.params if p != "self"], node.args)
+                                         if isinstance(a, ast.Name) and a.id == name), None)
+                if param is not None and self._converts_inputs(target, param, depth + 1):
+                    return True
+        return False
 
     def _init_table(self, function: _Function, name: str) -> bool:
         """A table builder used at init: some call of the function in this file runs at
@@ -846,6 +917,14 @@ def _holds_attribute(node: ast.AST, attr: str) -> bool:
 def _device_only(call: ast.Call) -> bool:
     """A ``.to()``/``.cuda()``/``.cpu()`` whose arguments all name a device."""
     return all(device_like(a) for a in (*call.args, *(k.value for k in call.keywords if k.arg != "non_blocking")))
+
+
+def _unmoved(node: ast.AST) -> ast.AST:
+    """The value a chain of device moves (``v.to(x.device)``, ``v.cuda()``) starts from."""
+    while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DEVICE_MOVES
+           and _device_only(node)):
+        node = node.func.value
+    return node
 
 
 def _casts_attribute(call: ast.Call, attr: str) -> bool:
@@ -949,26 +1028,83 @@ def casts_back_call(call: ast.Call) -> bool:
     return False
 
 
-def _cast_receivers(function: ast.AST) -> set[str]:
-    """Names the function casts back somewhere: in the receiver of a cast to a dtype that
-    follows something (``v.to(x.dtype)``, ``(x + v).to(x.dtype)``,
-    ``grid_sample(t, v).to(x.dtype)``), copied into a tensor (``buf.copy_(v)``) or
-    stored as a buffer or parameter: what they hold ends in a value cast back."""
-    out: set[str] = set()
-    for node in walk(function):
-        if not isinstance(node, ast.Call):
-            continue
-        if isinstance(node.func, ast.Attribute) and node.func.attr in _CAST_METHODS and _casts_to_follower(node):
-            out.update(n.id for n in walk(node.func.value) if isinstance(n, ast.Name))
-        elif last_name(node.func) in _STORED_AS_STATE:
-            # Copied into an existing tensor (which keeps its dtype), or made a buffer or
-            # parameter, which the module's casts and policies then govern.
-            out.update(n.id for arg in (*node.args, *(k.value for k in node.keywords))
-                       for n in walk(arg) if isinstance(n, ast.Name))
+def _cast_receivers(function: ast.AST) -> dict[str, tuple[int, int]]:
+    """Names the function casts back somewhere, each with where it last is: in the
+    receiver of a cast to a dtype that follows something (``v.to(x.dtype)``, ``(x +
+    v).to(x.dtype)``, ``grid_sample(t, v).to(x.dtype)``), copied into a tensor
+    (``buf.copy_(v)``) or stored as a buffer or parameter: what they hold ends in a value
+    cast back."""
+    def receivers() -> Iterator[ast.AST]:
+        for node in walk(function):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _CAST_METHODS and _casts_to_follower(node):
+                yield node.func.value
+            elif last_name(node.func) in _STORED_AS_STATE:
+                # Copied into an existing tensor (which keeps its dtype), or made a buffer or
+                # parameter, which the module's casts and policies then govern.
+                yield from (*node.args, *(k.value for k in node.keywords))
+    return _last_reads(receivers())
+
+
+def _last_reads(exprs: Iterable[ast.AST]) -> dict[str, tuple[int, int]]:
+    """Each name read in the expressions, with the position of its last read there."""
+    out: dict[str, tuple[int, int]] = {}
+    for expr in exprs:
+        for n in walk(expr):
+            if isinstance(n, ast.Name):
+                at = (n.lineno, n.col_offset)
+                if at > out.get(n.id, (0, 0)):
+                    out[n.id] = at
     return out
 
 
 _STORED_AS_STATE = frozenset({"copy_", "register_buffer", "Parameter"})
+def _root_name(expr: ast.AST) -> str | None:
+    """The name a chain of attributes, calls and subscripts starts from (``x`` in
+    ``x[0].reshape(-1).to``)."""
+    while isinstance(expr, (ast.Attribute, ast.Call, ast.Subscript)):
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+# Names of the positions and coordinates a table is built from: integers or a grid, not
+# activations, whatever dtype they are converted to.
+_POSITION_WORDS = ("pos", "coord")
+# Calls that make an array from the value they are given, in the dtype passed with it.
+_CONVERTERS = frozenset({"asarray", "array", "as_tensor"})
+# Methods that put a value into the container they are called on.
+_CONTAINER_ADDS = frozenset({"append", "extend", "insert"})
+
+
+def _flowing_into(function: ast.AST, seeds: dict[str, tuple[int, int]]) -> set[str]:
+    """The seeds' names and every name of the function whose value flows into one of
+    them before the seed's last read there: read in a value assigned to it (``out =
+    F.linear(codes.float(), w)``), or added to it as a container (``codes.append(c * s)``).
+    A name assigned after that read (``h = h + table`` after ``norm(h)``) does not take
+    the new value there."""
+    edges: list[tuple[tuple[int, int], set[str], set[str]]] = []  # (where, targets, names read into them)
+    for node in walk(function):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            edges.append(((node.lineno, node.col_offset),
+                          {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)},
+                          {n.id for n in walk(node.value) if isinstance(n, ast.Name)}))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CONTAINER_ADDS
+              and isinstance(node.func.value, ast.Name)):
+            edges.append(((node.lineno, node.col_offset), {node.func.value.id},
+                          {n.id for a in node.args for n in walk(a) if isinstance(n, ast.Name)}))
+    last = dict(seeds)
+    grew = True
+    while grew:
+        grew = False
+        for at, targets, read in edges:
+            if any(at < last.get(t, (0, 0)) for t in targets):
+                for name in read:
+                    if at > last.get(name, (0, 0)):
+                        last[name] = at
+                        grew = True
+    return set(last)
 
 
 def _initializer_factory(function: _Function, name: str) -> bool:
@@ -1095,29 +1231,45 @@ def _returned_names(function: ast.AST) -> set[str]:
             for n in walk(node.value) if isinstance(n, ast.Name)}
 
 
+# How many names, operands and calls deep a returned value is followed back to its cast.
+_MAX_CARRY_DEPTH = 24
+
+
 def _island(function: ast.AST, name: str) -> bool:
     """Whether every value the function returns is cast back to another value's dtype
     (``out.to(dtype=x.dtype)``, ``type_as``) or to a low precision, in a cast that does
     not mention the dtype parameter ``name``: what ``name`` sets is computed inside and
     leaves in the activations' dtype, a float32 island. A returned value may be the cast
     itself, or carry it: a name last assigned from it, a slice of it, a method of it
-    (``out.clamp(-1, 1)``), a call given it first (``postprocess(out)``); arithmetic with
-    another value does not (it promotes)."""
+    (``out.clamp(-1, 1)``), a call given it first (``postprocess(out)``), arithmetic or a
+    list whose every operand carries a cast back or is a number, or a value made in
+    another value's dtype (``torch.tensor(s, dtype=x.dtype)``); arithmetic with any other
+    value does not (it may promote). An input returned before any assignment to it
+    (``if output_type == "latent": return latents``) is the caller's value, untouched."""
     nodes = _own_nodes(function)
+    params = _param_names(function)  # type: ignore[arg-type]
+    followed: dict[int, bool] = {}  # an assigned value (by id) -> it carries the cast
     assigned = [(node.lineno, node.targets[0].id, node.value) for node in sorted(
         (node for node in nodes if isinstance(node, ast.Assign) and len(node.targets) == 1
          and isinstance(node.targets[0], ast.Name)), key=lambda node: (node.lineno, node.col_offset))]
 
     def cast_back(expr: ast.AST) -> bool:
-        if not (isinstance(expr, ast.Call) and last_name(expr.func) in _CAST_METHODS):
+        if not isinstance(expr, ast.Call):
             return False
-        dtype = [n for arg in (*expr.args, *(k.value for k in expr.keywords if k.arg == "dtype")) for n in walk(arg)]
+        keyword = [k.value for k in expr.keywords if k.arg == "dtype"]
+        if last_name(expr.func) not in _CAST_METHODS and not keyword:
+            return False  # neither a cast nor a value made in a given dtype
+        given = (*expr.args, *keyword) if last_name(expr.func) in _CAST_METHODS else keyword
+        dtype = [n for arg in given for n in walk(arg)]
         return not any(isinstance(n, ast.Name) and n.id == name for n in dtype) and (
             last_name(expr.func) == "type_as"
             or any((isinstance(n, ast.Attribute) and n.attr == "dtype") or last_name(n) in _LOW_DTYPES for n in dtype))
 
     def carried_back(expr: ast.AST, line: int, depth: int = 0) -> bool:
         while not cast_back(expr):
+            if isinstance(expr, ast.Call) and any(isinstance(n, ast.Name) and n.id == name for arg in (
+                    *expr.args, *(k.value for k in expr.keywords)) for n in walk(arg)):
+                return False  # made in the dtype itself (`jnp.asarray(x, dtype)`)
             if isinstance(expr, ast.Subscript):
                 expr = expr.value
             elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
@@ -1129,15 +1281,31 @@ def _island(function: ast.AST, name: str) -> bool:
                     expr.args[0], line, depth + 1)
             elif isinstance(expr, ast.Call) and expr.args:
                 expr = expr.args[0]
-            elif isinstance(expr, ast.Name) and depth < 8:
+            elif isinstance(expr, (ast.BinOp, ast.List, ast.Tuple)) and depth < _MAX_CARRY_DEPTH:
+                # arithmetic or a list of values that all carry the cast (or are numbers)
+                parts = (expr.left, expr.right) if isinstance(expr, ast.BinOp) else expr.elts
+                return all(isinstance(part, ast.Constant) or carried_back(part, line, depth + 1) for part in parts)
+            elif isinstance(expr, ast.UnaryOp):
+                expr = expr.operand
+            elif isinstance(expr, ast.Name) and depth < _MAX_CARRY_DEPTH:
                 earlier = [(at, value) for at, target, value in assigned if target == expr.id and at < line]
-                return bool(earlier) and carried_back(earlier[-1][1], earlier[-1][0], depth + 1)
+                if not earlier:  # an input returned before anything is assigned to it: as it came
+                    return depth == 0 and expr.id in params and expr.id != name
+                at, value = earlier[-1]
+                if id(value) not in followed:  # each assignment once: `x = x + x` chains stay linear
+                    followed[id(value)] = carried_back(value, at, depth + 1)
+                return followed[id(value)]
             else:
                 return False
         return True
 
     returns = [node for node in nodes if isinstance(node, ast.Return) and node.value is not None]
-    return bool(returns) and all(carried_back(node.value, node.lineno) for node in returns)
+    # Some returned value is computed, not a number, None or an input handed back as it came.
+    computed = [node for node in returns if not isinstance(node.value, ast.Constant) and not (
+        isinstance(node.value, ast.Name) and node.value.id in params
+        and not any(target == node.value.id and at < node.lineno for at, target, _ in assigned))]
+    return bool(computed) and all(isinstance(node.value, ast.Constant) or carried_back(node.value, node.lineno)
+                                  for node in returns)
 
 
 def _kept_float32_names(stmt: ast.stmt) -> list[str]:

@@ -278,6 +278,17 @@ def _whole_file_name(written: str, ctx: FileContext) -> str:
     return qualify(ctx.view.own(ctx.source or ctx.module.code, ctx.file_tree()), written) if ctx.view else written
 
 
+def _layer_object(func: cst.BaseExpression, facts, cls: str | None, ctx: FileContext) -> bool:
+    """Whether a callee is an object called, a layer as far as the file shows (``block``
+    in ``for block in self.blocks``, ``self.attn``), not a function of the file, a method
+    of the class or an imported function."""
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        return not facts.has_method(cls, func.attr.value)
+    if isinstance(func, cst.Name):
+        return func.value not in facts.top_functions and ctx.resolve(func) == func.value
+    return False
+
+
 def _sublayer_casts_back(constructors: list[str], facts, ctx: FileContext) -> bool:
     """Whether every layer class stored in a ``self.<name>`` casts its result back in its
     forward: a class of this file by the layer facts, one of another by the project
@@ -289,7 +300,13 @@ def _sublayer_casts_back(constructors: list[str], facts, ctx: FileContext) -> bo
     for written in constructors:
         head, dot, rest = written.partition(".")
         if not dot and head in facts.classes:
-            if not (facts.callee_casts_back(head, "forward") or facts.callee_casts_back(head, "__call__")):
+            if facts.has_method(head, "forward") or facts.has_method(head, "__call__"):
+                if not (facts.callee_casts_back(head, "forward") or facts.callee_casts_back(head, "__call__")):
+                    return False
+                continue
+            # no forward in the file: the one it inherits from a class of another file
+            found = ctx.view.local(ctx.source or ctx.module.code, head, ctx.file_tree()) if ctx.view else None
+            if found is None or not ctx.view.casts_back(found):
                 return False
             continue
         qualified = _whole_file_name(written, ctx)
@@ -311,8 +328,10 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
     saying so: a router's or a loss's), and not applied to a sub-layer
     (``self.proj(table)``) there. A function or class named for a rotary or frequency
     table builds one. Such a value is handed on, to be cast where
-    it is applied. Nor in a module the file's model keeps in float32 by name
-    (``_keep_in_fp32_modules``): its weights are float32 too."""
+    it is applied, and so is a table handed to a layer beside its input
+    (``block(h, rotary_emb=table)``). Nor in a module the file's model keeps in float32
+    by name (``_keep_in_fp32_modules``): its weights are float32 too, nor in a private
+    helper whose every caller casts its result back."""
     facts = ctx.layers(options)
     cls = ctx.classes[-1].name if ctx.classes else None
     if any(word in name.lower() for name in (function.name.value, cls or "") for word in TABLE_WORDS):
@@ -321,6 +340,8 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
         return True  # a low-bit format's scales, tables or dequantised values
     if facts.kept_float32(cls):
         return True  # the model keeps this module in float32 (`_keep_in_fp32_modules`)
+    if facts.results_cast_back(key_of(ctx)):
+        return True  # a private helper whose every caller casts its result back
     node = parents.get(id(pin))
     while node is not None and not isinstance(node, cst.BaseStatement):
         if isinstance(node, cst.Call):
@@ -347,6 +368,12 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
                     if table:
                         node, child = parents.get(id(node)), node
                         continue  # a table builder (`self.rope(..., dtype=float32)`), not a layer applied
+                    if (deliberate and isinstance(child, cst.Arg) and child is not node.args[0]
+                            and _layer_object(func, facts, cls, ctx)):
+                        # a table handed to a layer beside its input (`block(h, rotary_emb=table)`,
+                        # `checkpoint(block, h, table)`): the layer applies it where it casts
+                        # it; its result follows its own input and weights
+                        break
                     if child is not func and name is not None and facts.callee_casts_back(
                             cls if isinstance(func, cst.Attribute) else None, name):
                         return True  # handed to a function of this file that casts back

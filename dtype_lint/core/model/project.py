@@ -435,22 +435,72 @@ class FileView:
         line, column, what = found.node.returns
         return what, found.step(f"{found.name}() returns {what}", [line, column])
 
-    def casts_back(self, found: Definition) -> bool:
+    def casts_back(self, found: Definition, depth: int = 0) -> bool:
         """Whether a function of another file, or a class's ``forward``/``__call__``,
         casts a value back to a dtype that follows something (``.to(x.dtype)``,
-        ``type_as``): a float32 value handed to it comes back in the inputs' dtype."""
+        ``type_as``): a float32 value handed to it comes back in the inputs' dtype. A
+        class that defines neither inherits its base's, in whichever file that is."""
         memo = self.model.memo(self.root)
         key = ("casts back", found.path, found.name)
-        if key not in memo:
-            from dtype_lint.core.layers import casts_back_call  # the layer facts' own test
+        if key in memo and self.model.fresh(memo[key][1]):
+            self.model.consult(memo[key][1])
+            return memo[key][0]
+        memo[key] = (False, frozenset())  # a cycle ends here
+        with self.model.tracking() as files:
+            self.model.consult((found.path,))
+            answer = self._casts_back(found, depth)
+        self.model.memo(self.root)[key] = (answer, frozenset(files))
+        return answer
 
-            body = _top_level(self._tree_of(found), found.name)
+    def _casts_back(self, found: Definition, depth: int) -> bool:
+        from dtype_lint.core.layers import casts_back_call  # the layer facts' own test
+
+        body = _top_level(self._tree_of(found), found.name)
+        if isinstance(body, ast.ClassDef):
+            forward = next((m for m in body.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and m.name in ("forward", "__call__")), None)
+            if forward is None:
+                return depth < MAX_HOPS and any(self.casts_back(base, depth + 1) for base in self._bases(found))
+            body = forward
+        return body is not None and any(isinstance(n, ast.Call) and casts_back_call(n) for n in ast.walk(body))
+
+    def calls_in_bases(self, found: Definition, method: str) -> list[ast.Call]:
+        """The calls ``self.<method>(...)`` written in the classes a class derives from
+        that are in other files, up its hierarchy: where a base calls the method that the
+        class overrides, those calls are the override's callers."""
+        calls: list[ast.Call] = []
+        todo, seen = list(self._bases(found)), {(found.path, found.name)}
+        while todo and len(seen) <= MAX_HOPS:
+            base = todo.pop()
+            if (base.path, base.name) in seen:
+                continue
+            seen.add((base.path, base.name))
+            self.model.consult((base.path,))
+            todo.extend(self._bases(base))
+            if base.path == found.path:
+                continue  # the linted file's own classes are the layer facts'
+            body = _top_level(self._tree_of(base), base.name)
             if isinstance(body, ast.ClassDef):
-                body = next((m for m in body.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
-                             and m.name in ("forward", "__call__")), None)
-            memo[key] = body is not None and any(isinstance(n, ast.Call) and casts_back_call(n) for n in ast.walk(body))
-        self.model.consult((found.path,))
-        return memo[key]
+                calls.extend(node for node in ast.walk(body) if isinstance(node, ast.Call)
+                             and isinstance(node.func, ast.Attribute) and node.func.attr == method
+                             and isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
+        return calls
+
+    def _bases(self, found: Definition) -> Iterator[Definition]:
+        """The classes a class of another file derives from, where they resolve: in its
+        own file or through its imports."""
+        if not isinstance(found.node, ClassSummary):
+            return
+        for written in found.node.bases:
+            node = found.module.classes.get(written)
+            if node is not None:
+                yield Definition(found.path, found.module, written, node)
+                continue
+            for candidate in found.candidates(written):
+                base = self.resolve(candidate) if "." in candidate else None
+                if base is not None:
+                    yield base
+                    break
 
     def _tree_of(self, found: Definition) -> ast.Module:
         """The ast a definition was summarised from: the linted text's own, or its file's."""

@@ -42,9 +42,22 @@ class Float32DtypeDefault(Rule):
             file has its result cast back where it is applied: a float32 island by design
             (a rotary table cast back by the function that applies it, followed through
             names, tuple unpacking and arithmetic, through the methods that return it to
-            their callers, and into buffers it is copied into); nor a dtype a function computes in and whose every
+            their callers, into buffers it is copied into, and into the values that are
+            cast back after it flows into them: `out = F.linear(codes, w)` before
+            `out.to(w.dtype)`, `codes.append(c)`; unpacked from a pair, each target must
+            be cast back), unless the public builder converts a tensor it is given to the
+            dtype (`fov.to(dtype=dtype)`, itself or through a function of the file it
+            hands the dtype to; positions, coordinates and integer values aside): a
+            caller in another file hands it bf16 tensors to upcast; nor a dtype a function computes in and whose every
             returned value it casts back to another value's dtype (`out.to(x.dtype)`,
-            `type_as`) or a low precision: the float32 island stays inside. Nor are an array creator's
+            `type_as`) or a low precision: the float32 island stays inside. A returned
+            value carries the cast back when arithmetic combines it only with numbers and
+            other values that carry it (noise made with `dtype=latents.dtype`), and an
+            input returned before anything is assigned to it (`if output_type ==
+            "latent": return latents`) is the caller's value, untouched. Nor is the
+            default of a method that overrides one which its base classes in other files
+            call (found through the project model), where every such call passes the
+            dtype: those calls are its callers. Nor are an array creator's
             dtype (`shape` right before it: `init(shape, dtype)`, `get_state(name, shape,
             dtype, init)`, a descriptor class with `shape` and `dtype` fields), a mask
             builder's (a function named for a mask, such as `make_causal_mask`), quantised
@@ -113,7 +126,9 @@ class Float32DtypeDefault(Rule):
             (comparisons, logical ops, one-hot) or by a value's name (`mask`, `idx`,
             `ids`). A builder's results are followed to their casts back within the file:
             a public function with no call in its own file, or whose results are used in
-            another, is reported.
+            another, is reported. The flow into a cast back is read in source order
+            within a function; a loop that casts back, at its top, a value assigned
+            further down is not seen.
             """,
     )
     message = (
@@ -181,8 +196,26 @@ class Float32DtypeDefault(Rule):
             return
         if is_float32(node.default, self.ctx) and not (
                 function is not None and self.ctx.layers(self.options).benign_param(key_of(self.ctx), node.name.value)
-        ) and not host_side_dtype(node.default, self.ctx, self.options):
+        ) and not host_side_dtype(node.default, self.ctx, self.options) and not (
+                function is not None and self._bases_pass(function, node.name.value)):
             self._flag(node.name.value, node.default, node.annotation)
+
+    def _bases_pass(self, function, name: str) -> bool:
+        """A method that overrides one its base classes (in other files) call, where
+        every such call passes the dtype: those calls are its callers, and its default
+        is never used."""
+        cls = self.ctx.method_class()
+        if cls is None or self.ctx.view is None or function.name.startswith("__"):
+            return False
+        found = self.ctx.view.local(self.ctx.source or self.ctx.module.code, cls.name, self.ctx.file_tree())
+        if found is None:
+            return False
+        params = [p.name.value for p in function.node.params.params]
+        position = params.index(name) - (1 if params and params[0] == "self" else 0) if name in params else -1
+        calls = self.ctx.view.calls_in_bases(found, function.name)
+        return bool(calls) and all(any(k.arg == name for k in call.keywords) or (
+            0 <= position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args))
+            for call in calls)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, cst.Name):

@@ -61,7 +61,9 @@ class Float32InForward(Rule):
             The path is their forward methods plus the functions and methods of the file
             that they call, transitively, and those called by lambdas a layer stores on
             itself; a call whose result the caller casts back (`f(x).to(x.dtype)`, a name
-            later cast, or a name handed to a function of the file that casts back) is
+            later cast, a name handed, as it is or moved to a device, to a function of the
+            file that casts back or to a sub-layer whose class's forward in the file
+            does, or a name whose value flows into one of those before it is cast) is
             not followed. Also not reported: dtypes in the arguments of parameter and
             state creation (`self.variable(..., lambda s: jnp.zeros(s, jnp.float32))`),
             NumPy arrays on the host (`x.cpu().numpy().astype(np.float32)`, and in torch
@@ -74,7 +76,10 @@ class Float32InForward(Rule):
             is: logits, losses and labels, a router's (`router_logits`: MoE routing is
             float32 on purpose and cast back where experts are combined), a rotary or
             frequency table (`freqs`, `build_rotary_...`, or a function named so). Such
-            values are handed on, to be cast where they are applied. Nor is a 0-dim torch
+            values are handed on, to be cast where they are applied: a table passed to a
+            layer beside its input (`block(h, rotary_emb=table)`, `checkpoint(block, h,
+            table)`: a called object that is not a function or method of the file) is the
+            layer's to apply, and what the layer returns follows its own input. Nor is a 0-dim torch
             tensor made from a Python number (`torch.tensor(x.size(-1), dtype=...)`),
             which torch's promotion rules keep from widening other tensors. A cast
             back may name the input's dtype through a variable (`kept = x.dtype` ...
@@ -131,7 +136,8 @@ class Float32InForward(Rule):
             cast back in it counts): a function of this file or, through the project
             model, of another, or a sub-layer whose class's `forward` casts back (a norm
             that computes in float32 and returns the input's dtype), in this file or
-            another; one cast back anywhere in the method
+            another, its own or inherited from a base in another file; one cast back
+            anywhere in the method
             silences every pin in it. Quantised code is known by low-bit dtypes and
             `quantiz*` names in its function or class, so a quantised module in a file of
             its own whose class shows neither is reported. The loss side

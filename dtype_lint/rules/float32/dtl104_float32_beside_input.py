@@ -56,7 +56,11 @@ class Float32BesideInput(Rule):
             Shared with DTL103: quantised code, bit reinterpretation
             (`.view(dtype=...)`), parameter and buffer storage, in-place (module) casts,
             values handed to a helper that casts back, modules kept in float32 by name
-            (`_keep_in_fp32_modules`), and test code. A cast to a NumPy
+            (`_keep_in_fp32_modules`), a private helper (`_name`) whose every call in the
+            file has its result cast back by the caller (followed through names,
+            containers, arithmetic and the values it flows into before the cast: an
+            integer codebook decoded in float32 and cast to the weights' dtype), and test
+            code. A cast to a NumPy
             dtype in a file that imports no framework taking NumPy dtypes (torch code)
             makes a host-side array and is not reported.
             """,
