@@ -147,6 +147,7 @@ class LayerFacts:
         self._kept: frozenset[str] | None = None  # see kept_float32
         self._returns_cast_back: dict[Key, bool] = {}
         self._returns: dict[Key, set[str]] = {}  # see _returned
+        self._edges: dict[Key, list[_Edge]] = {}  # see _flow_edges
         self._following: set[Key] = set()  # functions whose calls are being followed
         if tree is None:
             return
@@ -475,7 +476,14 @@ class LayerFacts:
             seeds = _cast_receivers(function.node)
             for name, at in self._passed_to_casting(function).items():
                 seeds[name] = max(at, seeds.get(name, at))
-            found = self._casts[function.key] = _flowing_into(function.node, seeds)
+            found = self._casts[function.key] = _flowing_into(self._flow(function), seeds)
+        return found
+
+    def _flow(self, function: _Function) -> list[_Edge]:
+        """The function's assignments and container adds (see _flow_edges), found once."""
+        found = self._edges.get(function.key)
+        if found is None:
+            found = self._edges[function.key] = _flow_edges(function.node)
         return found
 
     def _stores(self, function: _Function) -> list[tuple[str, ast.AST]]:
@@ -561,7 +569,7 @@ class LayerFacts:
         """The names whose values flow into what the function returns, found once."""
         found = self._returns.get(function.key)
         if found is None:
-            found = self._returns[function.key] = _flowing_into(function.node, _last_reads(
+            found = self._returns[function.key] = _flowing_into(self._flow(function), _last_reads(
                 node.value for node in _own_nodes(function.node) if isinstance(node, ast.Return) and node.value))
         return found
 
@@ -820,10 +828,8 @@ class LayerFacts:
         calls = 0
         for caller, node in self._calls_of(function):
             calls += 1
-            passes = any(k.arg == name for k in node.keywords) or (
-                0 <= position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args))
             # A table made at init or into a buffer follows the module's later casts.
-            if not (passes or _at_init(caller.key[1][0]) or self._in_buffer(node)
+            if not (passes_argument(node, name, position) or _at_init(caller.key[1][0]) or self._in_buffer(node)
                     or self._cast_back_at(node, self._cast_names(caller), caller=caller)):
                 return False
         return calls > 0
@@ -850,10 +856,9 @@ class LayerFacts:
                 return True  # a parameter's value (or one of a function defined here) cast
             target = self._target_function(node, function)
             if target is not None and target is not function and depth < _MAX_RETURN_DEPTH:
-                keyword = next((k.arg for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == name),
-                               None)
-                param = keyword or next((p for p, a in zip([p for p in target.params if p != "self"], node.args)
-                                         if isinstance(a, ast.Name) and a.id == name), None)
+                use = next(a for a in given if isinstance(a, ast.Name) and a.id == name)
+                keyword = next((k.arg for k in node.keywords if k.value is use), None)
+                param = keyword if keyword is not None else _positional_param(target, node, use)
                 if param is not None and self._converts_inputs(target, param, depth + 1):
                     return True
         return False
@@ -1060,6 +1065,8 @@ def _last_reads(exprs: Iterable[ast.AST]) -> dict[str, tuple[int, int]]:
 
 
 _STORED_AS_STATE = frozenset({"copy_", "register_buffer", "Parameter"})
+
+
 def _root_name(expr: ast.AST) -> str | None:
     """The name a chain of attributes, calls and subscripts starts from (``x`` in
     ``x[0].reshape(-1).to``)."""
@@ -1077,13 +1084,15 @@ _CONVERTERS = frozenset({"asarray", "array", "as_tensor"})
 _CONTAINER_ADDS = frozenset({"append", "extend", "insert"})
 
 
-def _flowing_into(function: ast.AST, seeds: dict[str, tuple[int, int]]) -> set[str]:
-    """The seeds' names and every name of the function whose value flows into one of
-    them before the seed's last read there: read in a value assigned to it (``out =
-    F.linear(codes.float(), w)``), or added to it as a container (``codes.append(c * s)``).
-    A name assigned after that read (``h = h + table`` after ``norm(h)``) does not take
-    the new value there."""
-    edges: list[tuple[tuple[int, int], set[str], set[str]]] = []  # (where, targets, names read into them)
+# Where a value is given to names: (position, the names given it, the names read into it).
+_Edge = tuple[tuple[int, int], set[str], set[str]]
+
+
+def _flow_edges(function: ast.AST) -> list[_Edge]:
+    """The function's assignments (``out = F.linear(codes.float(), w)``) and container
+    adds (``codes.append(c * s)``): the names each gives a value, and the names read
+    into it."""
+    edges: list[_Edge] = []
     for node in walk(function):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -1094,6 +1103,13 @@ def _flowing_into(function: ast.AST, seeds: dict[str, tuple[int, int]]) -> set[s
               and isinstance(node.func.value, ast.Name)):
             edges.append(((node.lineno, node.col_offset), {node.func.value.id},
                           {n.id for a in node.args for n in walk(a) if isinstance(n, ast.Name)}))
+    return edges
+
+
+def _flowing_into(edges: list[_Edge], seeds: dict[str, tuple[int, int]]) -> set[str]:
+    """The seeds' names and every name whose value flows, through the edges, into one
+    of them before the seed's last read there. A name assigned after that read (``h = h
+    + table`` after ``norm(h)``) does not take the new value there."""
     last = dict(seeds)
     grew = True
     while grew:
@@ -1200,6 +1216,13 @@ def _quantised_node(node: ast.AST, calls: bool = True) -> bool:
     return word in _QUANTISED_DTYPES or word.startswith(_QUANTISED_PREFIXES)
 
 
+def passes_argument(call: ast.Call, name: str, position: int) -> bool:
+    """Whether the call passes the parameter ``name``, by keyword or at ``position``
+    (-1: keyword only), with no star argument before it to shift the positions."""
+    return any(k.arg == name for k in call.keywords) or (
+        0 <= position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args))
+
+
 def _positional_param(target: _Function, call: ast.Call, use: ast.AST) -> str | None:
     params = [p for p in target.params if p != "self"] if target.cls else target.params
     for index, arg in enumerate(call.args):
@@ -1224,13 +1247,6 @@ def _own_nodes(function: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _returned_names(function: ast.AST) -> set[str]:
-    """The names the function's own ``return`` statements read: what they hold flows
-    into the result (``return torch.cat([sin, cos], -1)``)."""
-    return {n.id for node in _own_nodes(function) if isinstance(node, ast.Return) and node.value is not None
-            for n in walk(node.value) if isinstance(n, ast.Name)}
-
-
 # How many names, operands and calls deep a returned value is followed back to its cast.
 _MAX_CARRY_DEPTH = 24
 
@@ -1252,6 +1268,11 @@ def _island(function: ast.AST, name: str) -> bool:
     assigned = [(node.lineno, node.targets[0].id, node.value) for node in sorted(
         (node for node in nodes if isinstance(node, ast.Assign) and len(node.targets) == 1
          and isinstance(node.targets[0], ast.Name)), key=lambda node: (node.lineno, node.col_offset))]
+
+    def untouched(expr: ast.AST, line: int) -> bool:
+        """An input returned before anything is assigned to it: the caller's value."""
+        return isinstance(expr, ast.Name) and expr.id in params and expr.id != name and not any(
+            target == expr.id and at < line for at, target, _ in assigned)
 
     def cast_back(expr: ast.AST) -> bool:
         if not isinstance(expr, ast.Call):
@@ -1289,8 +1310,8 @@ def _island(function: ast.AST, name: str) -> bool:
                 expr = expr.operand
             elif isinstance(expr, ast.Name) and depth < _MAX_CARRY_DEPTH:
                 earlier = [(at, value) for at, target, value in assigned if target == expr.id and at < line]
-                if not earlier:  # an input returned before anything is assigned to it: as it came
-                    return depth == 0 and expr.id in params and expr.id != name
+                if not earlier:
+                    return depth == 0 and untouched(expr, line)
                 at, value = earlier[-1]
                 if id(value) not in followed:  # each assignment once: `x = x + x` chains stay linear
                     followed[id(value)] = carried_back(value, at, depth + 1)
@@ -1301,9 +1322,8 @@ def _island(function: ast.AST, name: str) -> bool:
 
     returns = [node for node in nodes if isinstance(node, ast.Return) and node.value is not None]
     # Some returned value is computed, not a number, None or an input handed back as it came.
-    computed = [node for node in returns if not isinstance(node.value, ast.Constant) and not (
-        isinstance(node.value, ast.Name) and node.value.id in params
-        and not any(target == node.value.id and at < node.lineno for at, target, _ in assigned))]
+    computed = [node for node in returns if not isinstance(node.value, ast.Constant)
+                and not untouched(node.value, node.lineno)]
     return bool(computed) and all(isinstance(node.value, ast.Constant) or carried_back(node.value, node.lineno)
                                   for node in returns)
 

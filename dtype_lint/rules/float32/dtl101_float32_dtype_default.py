@@ -7,7 +7,7 @@ from typing import Sequence
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.dtypes import is_float32
-from dtype_lint.core.layers import key_of
+from dtype_lint.core.layers import key_of, passes_argument
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -213,9 +213,7 @@ class Float32DtypeDefault(Rule):
         params = [p.name.value for p in function.node.params.params]
         position = params.index(name) - (1 if params and params[0] == "self" else 0) if name in params else -1
         calls = self.ctx.view.calls_in_bases(found, function.name)
-        return bool(calls) and all(any(k.arg == name for k in call.keywords) or (
-            0 <= position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args))
-            for call in calls)
+        return bool(calls) and all(passes_argument(call, name, position) for call in calls)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, cst.Name):
