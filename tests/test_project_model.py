@@ -107,6 +107,30 @@ def test_cycles_and_unknown_names_end_as_unknown(tmp_path):
     assert view.resolve("nowhere.at.All") is None
 
 
+def test_a_name_bound_at_module_level_is_what_it_is_bound_to(tmp_path):
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": "def lower(net):\n    net.half()\n",
+    })
+    text = textwrap.dedent("""
+        import pkg.helpers as h
+        from pkg.helpers import lower
+        def own(m): ...
+        shrink = h.lower
+        again = lower
+        mine = own
+        loop = back
+        back = loop
+        gone = h.missing
+    """)
+    view = ProjectModel().view(str(tmp_path / "pkg" / "use.py"))
+    for name in ("shrink", "again"):
+        found = view.local(text, name)
+        assert found is not None and (found.name, Path(found.path).name) == ("lower", "helpers.py")
+    assert view.local(text, "mine").name == "own"
+    assert view.local(text, "loop") is None and view.local(text, "gone") is None
+
+
 def test_a_lint_records_what_it_consulted_and_a_changed_file_is_read_again(tmp_path):
     write(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": "from torch import nn\nclass B(nn.Module): ...\n",
                      "pkg/use.py": ""})

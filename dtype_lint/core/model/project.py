@@ -277,6 +277,15 @@ class FileView:
         node = summary.classes.get(dotted) or summary.functions.get(dotted)
         if node is not None:
             found = Definition(self.path, summary, dotted, node)
+        elif dotted in summary.aliases:
+            # `shrink = precision.lower_each` at module level: what the name is bound to,
+            # a name of this file or one it imports (a cycle of aliases ends at None).
+            self._local[dotted] = None
+            target = summary.aliases[dotted]
+            if target.partition(".")[0] in summary.imports:
+                found = self.resolve(qualify(summary, target))
+            else:
+                found = self.local(text, target, tree) if "." not in target else None
         elif "." in dotted:
             found = self.resolve(dotted)
         else:

@@ -44,6 +44,10 @@ class ClassSummary:
     init_params: list[str]
     stores: dict[str, list[int]]  # constructor parameter -> [line, column] of the store on self
     init_defaults: dict[str, str]  # constructor parameter -> its default, where a dotted name
+    # Constructor parameters that ``__init__`` only calls (or leaves unused): it keeps
+    # nothing of them, on ``self`` or anywhere else. (No default: a summary cached
+    # without it is read again.)
+    only_called: list[str]
 
 
 @dataclasses.dataclass
@@ -174,7 +178,16 @@ def _class(node: ast.ClassDef) -> ClassSummary:
                     for name in _kept_names(sub.value):
                         if name in params:
                             stores.setdefault(name, [sub.lineno, sub.col_offset + 1])
-    return ClassSummary(node.lineno, node.col_offset + 1, bases, params, stores, defaults)
+    return ClassSummary(node.lineno, node.col_offset + 1, bases, params, stores, defaults,
+                        _only_called(init, params) if init is not None else [])
+
+
+def _only_called(init: ast.FunctionDef, params: list[str]) -> list[str]:
+    """The parameters whose every use in ``init`` is as the function of a call
+    (``label_fn(path)``): nothing of them outlives the constructor."""
+    called = {id(sub.func) for sub in ast.walk(init) if isinstance(sub, ast.Call)}
+    escaping = {sub.id for sub in ast.walk(init) if isinstance(sub, ast.Name) and id(sub) not in called}
+    return [p for p in params if p not in escaping]
 
 
 def _on_self(target: ast.expr) -> bool:

@@ -57,7 +57,9 @@ class CallableOnModule(Rule):
             - an argument of a `Dataset` constructor (a class of the file or project
               that derives from one, or any class of `torchvision.datasets`,
               `torchaudio.datasets` and `torchtext.datasets`) or of a dataset-pipeline
-              stage (`wds.map_dict(text=lambda t: ...)`). A lambda that a factory
+              stage (`wds.map_dict(text=lambda t: ...)`); not one the constructor only
+              calls, where the project model reads it (`label_fn(path)` while the items
+              are listed keeps nothing). A lambda that a factory
               method returns (`def default_transforms(self): return lambda ...`) is
               reported once, where it is written, however many loaders call the
               factory; a closure a wrapper factory builds from its arguments is
@@ -65,6 +67,10 @@ class CallableOnModule(Rule):
             - an argument that a module's constructor keeps on `self`, in this file or
               another: the project model reads the class's `__init__` where it is
               defined, and the finding's path shows the store and the bases;
+            - an argument of `super().__init__(...)` (or `super(Cls, self).__init__`) in a
+              subclass of a dataset, or of a module whose constructor keeps that
+              parameter: the first base's constructor runs on the subclass's instance
+              and keeps the value there (`super().__init__(parser=Wrapper(tok))`);
             - a model's `forward` replaced by a wrapper built around it
               (`model.forward = wrap(model.forward)`), which returns a closure.
 
@@ -153,9 +159,14 @@ class CallableOnModule(Rule):
         "import webdataset as wds\ndef tok(t): ...\nstage = wds.map_dict(text=tok)",
         "class Resize:\n    def __init__(self):\n        self.size = 4\n    def __call__(self, x): ...",
         "class Registry:\n    def __init__(self):\n        self.make = lambda: {}",
+        "class Registry:\n    def __init__(self, make):\n        self.make = make\n"
+        "class Defaults(Registry):\n    def __init__(self):\n        super().__init__(lambda: {})",
     )
     invalid = (
         Invalid("class Block(nn.Module):\n    def __init__(self):\n        self.act = lambda x: x"),
+        Invalid("from torch.utils.data import Dataset\nclass Manifest(Dataset):\n    def __init__(self, parser):\n"
+                "        self.parser = parser\nclass Chars(Manifest):\n    def __init__(self):\n"
+                "        super().__init__(lambda text: list(text))"),
         Invalid("from torch.utils.data import Dataset\nclass Ds(Dataset):\n"
                 "    def __init__(self):\n        self.tf = lambda x: x"),
         Invalid("def prepare(model):\n    def forward(*a):\n        return 1\n    model.forward = forward"),
@@ -206,24 +217,40 @@ class CallableOnModule(Rule):
             for arg in node.args:
                 self._check_store(func.value.value, func.value.attr.value, arg.value)
             return
-        qualified = self.ctx.resolve(node.func)
+        # `super().__init__(...)`: the first base's constructor, run on an instance of the
+        # class the call is in.
+        holder = self.ctx.method_class() if _super_init(func) else None
+        qualified = (holder.bases[0] if holder.bases else None) if holder else self.ctx.resolve(node.func)
         if not qualified:
             return
         kinds = self.ctx.kinds_of(qualified)
+        name = holder.name if holder else qualified.rsplit(".", 1)[-1]
         if "dataset" in kinds:
-            owner = f"a {qualified.rsplit('.', 1)[-1]} dataset"
+            owner = f"a {name} dataset" + (f" (super().__init__ hands it to {qualified})" if holder else "")
         elif matches_any(qualified, self.options.pipeline_stages):
             owner = f"a dataset pipeline (a {qualified} stage)"
         elif "torch_module" in kinds:
-            self._kept_by_constructor(node, qualified)
+            self._kept_by_constructor(node, qualified, name)
             return
         else:
             return
         flow = FileFlow.of(self.ctx)
-        for arg in node.args:
+        dropped = self._only_called(qualified)
+        for position, arg in enumerate(node.args):
+            if _parameter(arg, position, dropped[0]) in dropped[1]:
+                continue  # the constructor only calls it: nothing of it is kept
             for source in flow.sources(arg.value, PICKLING_IN_FILE):
                 self.report(source.at, self.message.format(kind=source.kind, owner=owner),
                             flow=(*source.steps, *self.ctx.class_steps(qualified)))
+
+    def _only_called(self, qualified: str) -> tuple[list[str], frozenset[str]]:
+        """A class's constructor parameters, and those it only calls, where the project
+        model reads its ``__init__`` (in this file or another); nothing known otherwise."""
+        view = self.ctx.view
+        found = view.local(self.ctx.source or "", qualified, self.ctx.file_tree()) if view else None
+        if found is None or not isinstance(found.node, ClassSummary):
+            return [], frozenset()
+        return found.node.init_params, frozenset(found.node.only_called)
 
     def _class_body_lambda(self, value: cst.Lambda, holder: str) -> None:
         """A lambda in a class body (an Enum of distance functions, say) is named
@@ -265,24 +292,22 @@ class CallableOnModule(Rule):
         for source in FileFlow.of(self.ctx).sources(call.args[0].value, PICKLING_IN_FILE):
             self.report(source.at, self.message.format(kind=source.kind, owner=owner), flow=source.steps)
 
-    def _kept_by_constructor(self, call: cst.Call, qualified: str) -> None:
+    def _kept_by_constructor(self, call: cst.Call, qualified: str, holder: str) -> None:
         """A module's constructor that keeps an argument on ``self``, in this file or
         another (the project model's summary of the class): a callable passed there is
-        an attribute of the module."""
+        an attribute of the module (``holder``'s instance: the class's, or a subclass's
+        that runs it through ``super().__init__``)."""
         found = self.ctx.view.local(self.ctx.source or "", qualified, self.ctx.file_tree()) if self.ctx.view else None
         if found is None or not isinstance(found.node, ClassSummary) or not found.node.stores:
             return
         flow = FileFlow.of(self.ctx)
-        params = found.node.init_params
         for position, arg in enumerate(call.args):
-            if arg.star:
-                continue
-            param = arg.keyword.value if arg.keyword else params[position] if position < len(params) else None
+            param = _parameter(arg, position, found.node.init_params)
             if param not in found.node.stores:
                 continue
             store = found.step(f"{found.name}.__init__ keeps `{param}` on self", found.node.stores[param])
             for source in flow.sources(arg.value, PICKLING_IN_FILE):
-                owner = f"a {found.name} module by {found.name}.__init__ ({store.path}:{store.line})"
+                owner = f"a {holder} module by {found.name}.__init__ ({store.path}:{store.line})"
                 self.report(source.at, self.message.format(kind=source.kind, owner=owner),
                             flow=(*source.steps, store, *self.ctx.class_steps(qualified)))
 
@@ -362,6 +387,14 @@ _HOOK_REGISTRARS = frozenset({"register_forward_hook", "register_forward_pre_hoo
 _CONTAINER_ADDS = frozenset({"append", "extend", "insert", "add", "setdefault"})
 _CONTAINER_STORE = re.compile(r"\.\s*(?:append|extend|insert|add|setdefault)\s*\(|\]\s*=(?!=)")
 _MODULE_MAKERS = frozenset({"importlib.import_module", "types.ModuleType", "ModuleType", "sys.modules.get"})
+
+
+def _parameter(arg: cst.Arg, position: int, params: list[str]) -> str | None:
+    """The constructor parameter an argument binds (None for `*args`/`**kwargs` or past
+    the parameters)."""
+    if arg.star:
+        return None
+    return arg.keyword.value if arg.keyword else params[position] if position < len(params) else None
 
 
 def _python_module(receiver: cst.BaseExpression, ctx) -> bool:
@@ -454,18 +487,37 @@ def _lambda_member(u: Syntax) -> bool:
 def _constructs_pickled(text: str, u: Syntax) -> bool:
     """A call that may construct a dataset, or a module whose constructor keeps the
     parameter an argument binds (the project model's summary of the class, which
-    ``_kept_by_constructor`` reads), with an argument the flow may take for a source."""
+    ``_kept_by_constructor`` reads), with an argument the flow may take for a source;
+    ``super().__init__(...)`` constructs the first base of the class it is in (any
+    base where the unit is not a member of a top-level class)."""
     arguments = callable_arguments(text, u)
     if not arguments:
         return False
     names = u.names()
     for call, value in arguments:
-        if not pickled_type(call.func, names):
-            continue
+        if _super_init(call.func):
+            if u.owner is None:
+                return True
+            classes = u.owner.bases[:1]
+        else:
+            classes = [call.func]
         slot = next((k.arg for k in call.keywords if k.value is value), None) or next(
             (i for i, a in enumerate(call.args) if a is value), None)
-        if slot is not None and any(names.constructor_keeps(q, slot) for q in qualified_names(call.func, names)):
+        if slot is not None and any(pickled_type(c, names) and any(
+                names.constructor_keeps(q, slot) for q in qualified_names(c, names)) for c in classes):
             return True
+    return False
+
+
+def _super_init(func: ast.AST | cst.BaseExpression) -> bool:
+    """``super().__init__`` or ``super(Cls, self).__init__`` (in ``ast`` or LibCST)."""
+    if isinstance(func, ast.Attribute):
+        call, attr = func.value, func.attr
+        callee = call.func if isinstance(call, ast.Call) else None
+        return attr == "__init__" and isinstance(callee, ast.Name) and callee.id == "super"
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+        callee = func.value.func
+        return func.attr.value == "__init__" and isinstance(callee, cst.Name) and callee.value == "super"
     return False
 
 

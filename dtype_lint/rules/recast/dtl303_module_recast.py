@@ -12,8 +12,8 @@ from dtype_lint.core.traversal import descendants
 from dtype_lint.core.model.finder import standard_library
 from dtype_lint.core.model.summary import FunctionSummary, has_star_import, module_statements
 from dtype_lint.core.roles import DEVICE_MOVES, MATCHED_DTYPE, factory_name, key_of, models_path, roles
-from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, device_like, literals, module_type,
-                                     named_module, qualified_names)
+from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, device_like, dotted, literals,
+                                     module_type, named_module, qualified_names)
 from dtype_lint.frameworks.bases import unread
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
@@ -46,7 +46,8 @@ class ModuleRecast(Rule):
             stored under such a name (`model = build(cfg).to(dtype=dtype)`); calls of helpers
             that cast a whole model (`convert_weights_to_lp`, `to_bf16`, ... from
             `cast-helpers`); a model handed to a function that casts that parameter, in
-            this file or another, itself or through the helpers it passes it on to (the
+            this file or another, itself or through the helpers it passes it on to, under
+            its own name or one the file binds it to (`shrink = precision.lower_each`; the
             project model's summaries; the finding's path shows each call and the cast);
             a module recast one parameter or buffer at a time (`for p in
             model.parameters(): p.data = p.data.half()`, over any iterable, directly or
@@ -477,14 +478,18 @@ def _helper_call(u: Syntax) -> bool:
 def _helper_calls(text: str, tree: ast.Module | None, names: Names) -> list[tuple[int, str]]:
     """(line, head) of each call in ``text`` whose head may name a function the project
     model reads (an import of a module it reads, or a function the file defines at its
-    top level, which the model summarises; with a star import, any function the file
-    defines, whose name a star-imported one may share), sorted. Each head is looked for
-    as a literal: far faster than a regex for every call."""
-    if tree is None or has_star_import(text):
-        defined = set(_DEFINED.findall(text))
+    top level or binds there to another name, which the model summarises; with a star
+    import, any function the file defines, whose name a star-imported one may share),
+    sorted. Each head is looked for as a literal: far faster than a regex for every call."""
+    if tree is None:
+        defined = set(_DEFINED.findall(text)) | set(_REBOUND.findall(text))
     else:
-        defined = {s.name for s in module_statements(tree.body)
-                   if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        statements = list(module_statements(tree.body))
+        defined = {s.name for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))} | {
+            s.targets[0].id for s in statements if isinstance(s, ast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name) and dotted(s.value)}
+        if has_star_import(text):
+            defined |= set(_DEFINED.findall(text))
     heads = defined | {head for head, qualified in names.aliases.items()
                        if any(not unread(q) and not standard_library(q) for q in qualified)}
     found: list[tuple[int, str]] = []  # (offset, head)
@@ -528,6 +533,8 @@ def _ast_root(node: ast.AST) -> ast.AST:
 _CALL_TAIL = re.compile(r"((?:\.[A-Za-z_]\w*)*)\s*\(")
 # A function the file defines (at any depth; the model summarises its top-level ones).
 _DEFINED = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)", re.MULTILINE)
+# A name bound to a dotted name (`shrink = precision.lower_each`), at any depth.
+_REBOUND = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
 def _module_cast(index: Index, names: Callable[[], Names]) -> bool:
