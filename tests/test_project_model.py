@@ -73,6 +73,25 @@ def test_a_summary_keeps_bases_stores_casts_and_passes():
     assert ModuleSummary.from_json(summary.as_json()) == summary
 
 
+def test_a_summary_knows_the_constructor_parameters_only_called():
+    text = textwrap.dedent("""
+        class Files:
+            def __init__(self, files, label_fn, open_fn, parser, unused, fallback):
+                self.items = [(f, label_fn(f)) for f in files]
+                self.open_fn = open_fn
+                self.reader = Reader(parser=parser)
+                self.default = fallback or open_fn
+    """)
+    summary = summarize(text, "pkg.files", False)
+    # kept, handed to a constructor, or read as a value: all but the called and the unused
+    assert summary.classes["Files"].only_called == ["label_fn", "unused"]
+    assert ModuleSummary.from_json(summary.as_json()) == summary
+    stale = summary.as_json()
+    del stale["classes"]["Files"]["only_called"]
+    with pytest.raises(TypeError):  # a summary cached before the field existed is read again
+        ModuleSummary.from_json(stale)
+
+
 def test_module_names_follow_the_package_root(tmp_path):
     write(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/mod.py": ""})
     assert module_name(str(tmp_path / "pkg" / "sub" / "mod.py")) == ("pkg.sub.mod", False)
