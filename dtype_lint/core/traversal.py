@@ -81,6 +81,22 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 stack.append(value)
 
 
+def parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """The parent of each code node below ``root`` (the fields :func:`walk` follows), by
+    the child's id."""
+    found: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for field in child_fields(type(node)):
+            value = getattr(node, field)
+            for child in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(child, cst.CSTNode):
+                    found[id(child)] = node
+                    stack.append(child)
+    return found
+
+
 def walk(
     roots: Iterable[cst.CSTNode],
     visitors: Iterable[object],

@@ -12,6 +12,7 @@ from dtype_lint.core.flow.float32 import CAST_BACK, INTEGER_RESULTS, other_dtype
 from dtype_lint.core.flow.modules import ModulesConfig
 from dtype_lint.core.layers import key_of
 from dtype_lint.core.roles import matches_any
+from dtype_lint.core.traversal import descendants
 from dtype_lint.frameworks.bases import LOSS_CLASSES
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 from dtype_lint.rules.options import CAST_HELPER_PATTERNS, Options
@@ -244,17 +245,6 @@ def _named_by_option(expr: cst.BaseExpression, options: Options) -> str | None:
 _TABLE_FUNCTIONS = frozenset({"exp", "sin", "cos", "polar", "exp2", "sincos"})
 
 
-def node_parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
-    parents: dict[int, cst.CSTNode] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in node.children:
-            parents[id(child)] = node
-            stack.append(child)
-    return parents
-
-
 def _elsewhere_casts_back(func: cst.BaseExpression, ctx: FileContext) -> bool:
     """A function imported from another file whose body casts back (the project model)."""
     from dtype_lint.core.model.summary import FunctionSummary
@@ -352,6 +342,7 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
                 return True  # result unused: an in-place cast, which only a module has
         node = parents.get(id(node))
     starts, seen, deliberate = [pin], set(), False
+    body_names: list[cst.Name] | None = None  # the function's names, read once
     for _ in range(8):
         names: set[str] = set()
         for start in starts:
@@ -403,18 +394,13 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
         if not names:
             break
         seen |= names
-        starts = [n for n in names_in(function.body) if n.value in names and _read(n, parents)]
+        body_names = names_in(function.body) if body_names is None else body_names
+        starts = [n for n in body_names if n.value in names and _read(n, parents)]
     return deliberate
 
 
 def names_in(root: cst.CSTNode) -> list[cst.Name]:
-    out, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            out.append(node)
-        stack.extend(node.children)
-    return out
+    return [node for node in descendants(root) if isinstance(node, cst.Name)]
 
 
 def _read(name: cst.Name, parents: dict[int, cst.CSTNode]) -> bool:

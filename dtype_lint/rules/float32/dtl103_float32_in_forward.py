@@ -12,6 +12,7 @@ from dtype_lint.core.layers import facts as layer_facts
 from dtype_lint.core.layers import forward_name, key_of
 from dtype_lint.core.roles import roles
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, may_call, walk
+from dtype_lint.core.traversal import parents as parents_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -26,7 +27,6 @@ from dtype_lint.rules.patterns import (
     is_layer_forward,
     mentions_loss_side,
     method_name,
-    node_parents,
     numpy_dtypes_on_host,
     positional_dtype,
 )
@@ -271,7 +271,7 @@ class Float32InForward(Rule):
             node, pinned, casts_back = self._stack.pop()
             if casts_back[0] or not pinned:
                 return
-            parents = node_parents(node)
+            parents = parents_of(node)
             guards = self._guards(casts_back[1:], parents)
             if guards is None:
                 return

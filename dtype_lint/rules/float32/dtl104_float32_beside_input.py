@@ -10,6 +10,7 @@ from dtype_lint.core.dtypes import LOW_PRECISION, dtype_name, is_float32, is_num
 from dtype_lint.core.flow.float32 import not_float_value
 from dtype_lint.core.layers import NOT_FLOAT_WORDS, key_of
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
+from dtype_lint.core.traversal import parents as parents_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 from dtype_lint.rules.base import Invalid, Rule
 from dtype_lint.rules.catalog import RuleDoc
@@ -23,7 +24,6 @@ from dtype_lint.rules.patterns import (
     matches_any,
     mentions_loss_side,
     method_name,
-    node_parents,
 )
 
 _ARITHMETIC = ("Multiply", "Add", "Subtract", "Divide", "MatrixMultiply")  # operator node names
@@ -141,7 +141,7 @@ class Float32BesideInput(Rule):
         if self._stack and self._stack[-1][0] is original_node:
             _, _, pins, casts_back = self._stack.pop()
             if not casts_back[0]:
-                parents = node_parents(original_node) if pins else {}
+                parents = parents_of(original_node) if pins else {}
                 for node, how in pins:
                     if not deliberate_float32(node, original_node, parents, self.ctx, self.options):
                         self.report(node, self.message.format(how=how))
