@@ -148,6 +148,8 @@ class LayerFacts:
         self._returns_cast_back: dict[Key, bool] = {}
         self._returns: dict[Key, set[str]] = {}  # see _returned
         self._edges: dict[Key, list[_Edge]] = {}  # see _flow_edges
+        self._own_calls: dict[Key, list[ast.Call]] = {}  # see _calls_of
+        self._walked: dict[Key, list[ast.AST]] = {}  # see _nodes
         self._following: set[Key] = set()  # functions whose calls are being followed
         if tree is None:
             return
@@ -256,7 +258,7 @@ class LayerFacts:
             function = self.functions.get(key)
             owner = self.classes.get(key[0]) if key[0] else None
             memo = any(_quantise_word(n) for n in (*key[1], owner.name if owner else "")) or (
-                function is not None and any(_quantised_node(n) for n in walk(function.node))) or (
+                function is not None and any(_quantised_node(n) for n in self._nodes(function))) or (
                 owner is not None and any(_quantised_node(n, calls=False) for method in owner.methods.values()
                                           for value in _stored_values(method.node, self._stores(method))
                                           for n in walk(value)))
@@ -461,7 +463,7 @@ class LayerFacts:
         casts the output), or to a sub-layer whose class's forward casts back; each with
         where it is last passed."""
         cls = self._class_of(function)
-        return _last_reads(arg for node in walk(function.node) if isinstance(node, ast.Call)
+        return _last_reads(arg for node in self._nodes(function) if isinstance(node, ast.Call)
                            and self._casting_callee(node, cls.name if cls else None)
                            for arg in map(_unmoved, (*node.args, *(k.value for k in node.keywords)))
                            if isinstance(arg, ast.Name))
@@ -473,10 +475,17 @@ class LayerFacts:
         found once."""
         found = self._casts.get(function.key)
         if found is None:
-            seeds = _cast_receivers(function.node)
+            seeds = _cast_receivers(self._nodes(function))
             for name, at in self._passed_to_casting(function).items():
                 seeds[name] = max(at, seeds.get(name, at))
-            found = self._casts[function.key] = _flowing_into(self._flow(function), seeds)
+            found = self._casts[function.key] = _flowing_into(self._flow(function), seeds) if seeds else set()
+        return found
+
+    def _nodes(self, function: _Function) -> list[ast.AST]:
+        """Every node of the function (shapes.walk), found once: most facts read them."""
+        found = self._walked.get(function.key)
+        if found is None:
+            found = self._walked[function.key] = walk(function.node)
         return found
 
     def _flow(self, function: _Function) -> list[_Edge]:
@@ -610,10 +619,12 @@ class LayerFacts:
             if function.cls is not None and (caller.key[0] not in family or not self._resolves_to(
                     caller.key[0], name, function)):
                 continue
-            for node in _own_nodes(caller.node):
-                if isinstance(node, ast.Call) and (
-                        (function.cls is not None and isinstance(node.func, ast.Attribute)
-                         and node.func.attr == name and _is_self(node.func.value))
+            calls = self._own_calls.get(caller.key)
+            if calls is None:  # each function's own calls, read once per file
+                calls = self._own_calls[caller.key] = [n for n in _own_nodes(caller.node) if isinstance(n, ast.Call)]
+            for node in calls:
+                if ((function.cls is not None and isinstance(node.func, ast.Attribute)
+                     and node.func.attr == name and _is_self(node.func.value))
                         or (function.cls is None and isinstance(node.func, ast.Name) and node.func.id == name)):
                     yield caller, node
 
@@ -643,7 +654,7 @@ class LayerFacts:
     # -- dtype roles -----------------------------------------------------------------
 
     def _benign_uses(self, function: _Function, name: str) -> bool:
-        uses = [n for n in walk(function.node) if isinstance(n, ast.Name) and n.id == name
+        uses = [n for n in self._nodes(function) if isinstance(n, ast.Name) and n.id == name
                 and isinstance(n.ctx, ast.Load)]
         # An unread parameter says nothing of its meaning (a stub, an API's placeholder).
         return bool(uses) and all(self._benign_use(function, use) for use in uses)
@@ -734,7 +745,7 @@ class LayerFacts:
         for function in self.functions.values():
             if function.key[0] not in family:
                 continue
-            for node in walk(function.node):
+            for node in self._nodes(function):
                 if (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)
                         and _is_self(node.value)):
                     yield function, node
@@ -839,9 +850,9 @@ class LayerFacts:
         (``x.to(dtype=dtype)``, ``jnp.asarray(x, dtype)``, in it or in a function it
         defines) or hands ``name`` to a function of the file that does: it converts what
         it is given, rather than building a table from shapes."""
-        inputs = {p for n in walk(function.node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        inputs = {p for n in self._nodes(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                   for p in _param_names(n)} - {name, "self"}
-        for node in walk(function.node):
+        for node in self._nodes(function):
             if not isinstance(node, ast.Call):
                 continue
             given = [*node.args, *(k.value for k in node.keywords)]
@@ -1033,14 +1044,14 @@ def casts_back_call(call: ast.Call) -> bool:
     return False
 
 
-def _cast_receivers(function: ast.AST) -> dict[str, tuple[int, int]]:
-    """Names the function casts back somewhere, each with where it last is: in the
+def _cast_receivers(nodes: list[ast.AST]) -> dict[str, tuple[int, int]]:
+    """Names a function (its ``nodes``) casts back somewhere, each with where it last is: in the
     receiver of a cast to a dtype that follows something (``v.to(x.dtype)``, ``(x +
     v).to(x.dtype)``, ``grid_sample(t, v).to(x.dtype)``), copied into a tensor
     (``buf.copy_(v)``) or stored as a buffer or parameter: what they hold ends in a value
     cast back."""
     def receivers() -> Iterator[ast.AST]:
-        for node in walk(function):
+        for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             if isinstance(node.func, ast.Attribute) and node.func.attr in _CAST_METHODS and _casts_to_follower(node):

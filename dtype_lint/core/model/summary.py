@@ -165,29 +165,30 @@ def _class(node: ast.ClassDef) -> ClassSummary:
     params: list[str] = []
     stores: dict[str, list[int]] = {}
     defaults: dict[str, str] = {}
+    escaping: set[str] = set()  # names __init__ uses other than as a call's function
     if init is not None:
         params = _params(init)[1:]
         positional = [*init.args.posonlyargs, *init.args.args]
         pairs = list(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
         pairs += [(a, d) for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None]
         defaults = {a.arg: name for a, d in pairs if (name := dotted(d))}
+        # One walk, breadth first (a call comes before its function): the first store of
+        # each parameter on self, and the names used other than as a call's function.
+        called: set[int] = set()
         for sub in ast.walk(init):
-            if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+            if isinstance(sub, ast.Call):
+                called.add(id(sub.func))
+            elif isinstance(sub, ast.Name) and id(sub) not in called:
+                escaping.add(sub.id)
+            elif isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                 if any(_on_self(t) for t in targets):
                     for name in _kept_names(sub.value):
                         if name in params:
                             stores.setdefault(name, [sub.lineno, sub.col_offset + 1])
-    return ClassSummary(node.lineno, node.col_offset + 1, bases, params, stores, defaults,
-                        _only_called(init, params) if init is not None else [])
-
-
-def _only_called(init: ast.FunctionDef, params: list[str]) -> list[str]:
-    """The parameters whose every use in ``init`` is as the function of a call
-    (``label_fn(path)``): nothing of them outlives the constructor."""
-    called = {id(sub.func) for sub in ast.walk(init) if isinstance(sub, ast.Call)}
-    escaping = {sub.id for sub in ast.walk(init) if isinstance(sub, ast.Name) and id(sub) not in called}
-    return [p for p in params if p not in escaping]
+    # what __init__ only calls (`label_fn(path)`) or leaves unused: nothing of it outlives it
+    only_called = [p for p in params if p not in escaping]
+    return ClassSummary(node.lineno, node.col_offset + 1, bases, params, stores, defaults, only_called)
 
 
 def _on_self(target: ast.expr) -> bool:
