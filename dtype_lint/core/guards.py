@@ -29,8 +29,8 @@ def looks_deep(text: str) -> bool:
     brackets = _NOT_BRACKET.sub("", text)
     if len(brackets) <= 2 * _SAFE_DEPTH:
         return False
-    # map() of a dict lookup runs the whole count in C: a generator of conditionals
-    # costs as much as the rest of a small file's lint
+    # map() of a dict lookup counts in C; a generator of conditionals steps through the
+    # interpreter for each bracket
     return max(itertools.accumulate(map(_STEP.__getitem__, brackets))) > _SAFE_DEPTH
 
 
