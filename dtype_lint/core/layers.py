@@ -148,7 +148,7 @@ class LayerFacts:
         self._returns_cast_back: dict[Key, bool] = {}
         self._returns: dict[Key, set[str]] = {}  # see _returned
         self._edges: dict[Key, list[_Edge]] = {}  # see _flow_edges
-        self._own_calls: dict[Key, list[ast.Call]] = {}  # see _calls_of
+        self._own_calls: dict[Key, list[ast.Call]] = {}  # see _calls_in
         self._walked: dict[Key, list[ast.AST]] = {}  # see _nodes
         self._following: set[Key] = set()  # functions whose calls are being followed
         if tree is None:
@@ -619,14 +619,18 @@ class LayerFacts:
             if function.cls is not None and (caller.key[0] not in family or not self._resolves_to(
                     caller.key[0], name, function)):
                 continue
-            calls = self._own_calls.get(caller.key)
-            if calls is None:  # each function's own calls, read once per file
-                calls = self._own_calls[caller.key] = [n for n in _own_nodes(caller.node) if isinstance(n, ast.Call)]
-            for node in calls:
+            for node in self._calls_in(caller):
                 if ((function.cls is not None and isinstance(node.func, ast.Attribute)
                      and node.func.attr == name and _is_self(node.func.value))
                         or (function.cls is None and isinstance(node.func, ast.Name) and node.func.id == name)):
                     yield caller, node
+
+    def _calls_in(self, function: _Function) -> list[ast.Call]:
+        """The calls of the function's own body (not of functions defined in it), found once."""
+        found = self._own_calls.get(function.key)
+        if found is None:
+            found = self._own_calls[function.key] = [n for n in _own_nodes(function.node) if isinstance(n, ast.Call)]
+        return found
 
     def _resolves_to(self, cls: str | None, name: str, function: _Function) -> bool:
         """Whether ``self.<name>`` in a method of ``cls`` may be ``function``: a sibling

@@ -96,15 +96,22 @@ def summarize(text: str, name: str, is_package: bool, tree: ast.Module | None = 
     for stmt in module_statements(tree.body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             _imports(stmt, package, summary)
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target = dotted(stmt.value)
-            if target:
-                summary.aliases[stmt.targets[0].id] = target
+        elif (bound := rebinding(stmt)) is not None:
+            summary.aliases[bound[0]] = bound[1]
         elif isinstance(stmt, ast.ClassDef):
             summary.classes[stmt.name] = _class(stmt)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             summary.functions[stmt.name] = FunctionSummary(stmt.lineno, stmt.col_offset + 1, _params(stmt))
     return summary
+
+
+def rebinding(stmt: ast.stmt) -> tuple[str, str] | None:
+    """``(name, dotted)`` for ``name = a.b.c``: a name bound to another (an alias)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        target = dotted(stmt.value)
+        if target:
+            return stmt.targets[0].id, target
+    return None
 
 
 _STAR_IMPORT = re.compile(r"import\s*\*")

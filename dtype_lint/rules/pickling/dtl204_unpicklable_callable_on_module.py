@@ -235,9 +235,9 @@ class CallableOnModule(Rule):
         else:
             return
         flow = FileFlow.of(self.ctx)
-        dropped = self._only_called(qualified)
+        params, only_called = self._only_called(qualified)
         for position, arg in enumerate(node.args):
-            if _parameter(arg, position, dropped[0]) in dropped[1]:
+            if _parameter(arg, position, params) in only_called:
                 continue  # the constructor only calls it: nothing of it is kept
             for source in flow.sources(arg.value, PICKLING_IN_FILE):
                 self.report(source.at, self.message.format(kind=source.kind, owner=owner),

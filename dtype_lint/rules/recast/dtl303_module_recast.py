@@ -10,9 +10,9 @@ from typing import Callable
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.traversal import descendants
 from dtype_lint.core.model.finder import standard_library
-from dtype_lint.core.model.summary import FunctionSummary, has_star_import, module_statements
+from dtype_lint.core.model.summary import FunctionSummary, has_star_import, module_statements, rebinding
 from dtype_lint.core.roles import DEVICE_MOVES, MATCHED_DTYPE, factory_name, key_of, models_path, roles
-from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, device_like, dotted, literals,
+from dtype_lint.core.shapes import (Index, Names, Prefilter, Syntax, cast_call, device_like, literals,
                                      module_type, named_module, qualified_names)
 from dtype_lint.frameworks.bases import unread
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
@@ -486,8 +486,7 @@ def _helper_calls(text: str, tree: ast.Module | None, names: Names) -> list[tupl
     else:
         statements = list(module_statements(tree.body))
         defined = {s.name for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))} | {
-            s.targets[0].id for s in statements if isinstance(s, ast.Assign) and len(s.targets) == 1
-            and isinstance(s.targets[0], ast.Name) and dotted(s.value)}
+            bound[0] for s in statements if (bound := rebinding(s)) is not None}
         if has_star_import(text):
             defined |= set(_DEFINED.findall(text))
     heads = defined | {head for head, qualified in names.aliases.items()
