@@ -51,6 +51,11 @@ a policy could set.
   caller's own parameter, or happens at init time (``__init__``/``setup``, or a
   ``register_buffer``): the function is an inner link of a dtype chain whose entry
   carries the default that matters.
+
+None of these holds for a parameter whose dtype makes a buffer of the method's class
+(stored on ``self`` or registered) that the class's forward path writes into (an item
+or a variable's value assigned, an in-place copy, the attribute rebuilt from itself): a
+decoding cache holds the activations in that dtype.
 """
 
 from __future__ import annotations
@@ -274,8 +279,28 @@ class LayerFacts:
             function = self.functions.get(key)
             self._benign_params[memo] = function is not None and name in function.params and (
                 _initializer_signature(function, name) or _mask_builder(function)
-                or _initializer_factory(function, name) or self._benign_uses(function, name))
+                or _initializer_factory(function, name) or self._benign_uses(function, name)
+            ) and not self._fills_written_buffer(function, name)
         return self._benign_params[memo]
+
+    def _fills_written_buffer(self, function: _Function, name: str) -> bool:
+        """Whether the dtype ``name`` makes a buffer of the method's class (stored on
+        ``self`` or registered) that the class's forward path writes into: a cache the
+        activations are written into (a KV cache) holds them in that dtype, so it is a
+        computation dtype, not storage, whatever the method is named."""
+        cls = self._class_of(function)
+        if cls is None:
+            return False
+        made = {attr for attr, value in self._stores(function) if _reads_name(value, name)}
+        made |= {call.args[0].value for call in self._calls_in(function)
+                 if last_name(call.func) == "register_buffer" and len(call.args) > 1
+                 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+                 and _reads_name(call.args[1], name)}
+        if not made:
+            return False
+        family = self._family(cls.name)
+        return any(key[0] in family and any(_writes_into(node, made) for node in self._nodes(self.functions[key]))
+                   for key in self.forward_path if key in self.functions)
 
     def benign_field(self, cls: str, name: str) -> bool:
         """Whether the field (or ``self.<name>``) of class ``cls`` is benign by meaning:
@@ -1020,6 +1045,42 @@ def _stored_values(function: ast.AST, stores: list[tuple[str, ast.AST]]) -> Iter
     for node in walk(function):
         if isinstance(node, ast.Call) and last_name(node.func) in ("register_buffer", "register_parameter"):
             yield from node.args[1:]
+
+
+def _reads_name(value: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(value))
+
+
+# In-place writes into a tensor (torch) or a variable's value (`v.value = ...`).
+_IN_PLACE_WRITES = frozenset({"copy_", "index_copy_", "index_put_", "scatter_", "masked_scatter_", "index_add_"})
+
+
+def _self_attribute(node: ast.AST) -> str | None:
+    """``self.<attr>`` under any subscripts and a variable's ``.value``: the attribute."""
+    node = _unwrapped(node)
+    return node.attr if isinstance(node, ast.Attribute) and _is_self(node.value) else None
+
+
+def _writes_into(node: ast.AST, attrs: set[str]) -> bool:
+    """A write into one of the buffers ``self.<attr>``: an item or a variable's value
+    assigned (``self.k[:, pos] = k``, ``self.k.value = k``), an in-place copy, or the
+    attribute reassigned from itself (``self.k = update_slice(self.k, k, i)``)."""
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            attr = _self_attribute(target)
+            if attr in attrs and (target is not _unwrapped(target) or any(
+                    _self_attribute(n) == attr for n in walk(node.value) if isinstance(n, ast.Attribute))):
+                return True
+        return False
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+        node.func.attr in _IN_PLACE_WRITES and _self_attribute(node.func.value) in attrs)
+
+
+def _unwrapped(node: ast.AST) -> ast.AST:
+    """The ``self.<attr>`` under subscripts and ``.value`` (see _self_attribute)."""
+    while isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr == "value"):
+        node = node.value
+    return node
 
 
 def _casts_to_follower(call: ast.Call) -> bool:

@@ -22,7 +22,8 @@ reference?* :data:`PICKLING` answers it with every propagator of the engine, in 
 * a parameter that holds a generator: named ``generator``/``gen``/``*_generator`` or
   annotated ``Generator``/``Iterator``, in a function that iterates it or yields.
 
-**Carriers**: a ``functools.partial`` (or ``wraps(f)(g)``) holding any of these, and a
+**Carriers**: a ``functools.partial`` (or ``wraps(f)(g)``) holding any of these, a method
+bound from one (``types.MethodType(f, obj)``), and a
 container that keeps the callables it is given (``transforms.Lambda(...)``,
 ``Compose([...])``, ``defaultdict(factory)``).
 
@@ -38,6 +39,7 @@ from dtype_lint.core.deferred import cst
 from dtype_lint.core.flow.engine import WRAPS, Carry, FileFlow, FlowConfig, FScope, Source, dotted
 
 _PARTIALS = frozenset({"functools.partial", "partial"})
+_METHOD_TYPES = frozenset({"types.MethodType", "MethodType"})
 # Containers that keep the callables they are given (torchvision's `transforms.Lambda`
 # and `transforms.Compose`, and look-alikes of the same names; `defaultdict`, which keeps
 # its default factory): what they are built from flows into them.
@@ -79,6 +81,10 @@ class PicklingConfig(FlowConfig):
             return Carry(tuple(arg.value for arg in call.args), "a functools.partial of {}")
         if qualified and qualified.rsplit(".", 1)[-1] in HOLDERS:
             return Carry(tuple(arg.value for arg in call.args), f"{{}} held by {qualified.rsplit('.', 1)[-1]}(...)")
+        # A method bound from a function (`types.MethodType(f, obj)`) pickles the function
+        # by its qualified name.
+        if qualified in _METHOD_TYPES and call.args:
+            return Carry((call.args[0].value,), "a method bound from {}")
         # functools.wraps(f)(g) is g.
         if isinstance(call.func, cst.Call) and flow.ctx.resolve(call.func.func) in WRAPS and call.args:
             return Carry((call.args[0].value,))

@@ -59,7 +59,11 @@ class Float32DtypeDefault(Rule):
             call (found through the project model), where every such call passes the
             dtype: those calls are its callers. Nor are an array creator's
             dtype (`shape` right before it: `init(shape, dtype)`, `get_state(name, shape,
-            dtype, init)`, a descriptor class with `shape` and `dtype` fields), a mask
+            dtype, init)`, a descriptor class with `shape` and `dtype` fields), unless
+            what it makes is a buffer of its class that the forward pass writes
+            activations into (`init_cache(shape, dtype)` storing `self.cached_key`, then
+            `self.cached_key[...] = key` in `__call__`; a KV cache registered as a buffer
+            and filled by `forward`): that dtype is the activations', a mask
             builder's (a function named for a mask, such as `make_causal_mask`), quantised
             code's (a function or class using `uint8`/`int8`/`float8_*` storage or calls
             that quantise: its float32 is the low-bit format's), a NumPy default in a file
@@ -186,6 +190,12 @@ class Float32DtypeDefault(Rule):
                 "class Block(nn.Module):\n    def __init__(self, dtype=None): ..."),
         Invalid("import jax.numpy as jnp\nimport numpy as np\ndef attend(q, k, dtype=np.float32): ...",
                 "import jax.numpy as jnp\nimport numpy as np\ndef attend(q, k, dtype=None): ..."),
+        Invalid("import jax.numpy as jnp\nclass Attend(nnx.Module):\n"
+                "    def init_cache(self, shape, dtype=jnp.float32):\n        self.keys = jnp.zeros(shape, dtype)\n"
+                "    def __call__(self, k):\n        self.keys[0] = self.proj(k)\n        return self.keys",
+                "import jax.numpy as jnp\nclass Attend(nnx.Module):\n"
+                "    def init_cache(self, shape, dtype=None):\n        self.keys = jnp.zeros(shape, dtype)\n"
+                "    def __call__(self, k):\n        self.keys[0] = self.proj(k)\n        return self.keys"),
     )
 
     def visit_Param(self, node: cst.Param) -> None:

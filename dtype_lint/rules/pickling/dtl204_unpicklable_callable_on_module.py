@@ -47,9 +47,12 @@ class CallableOnModule(Rule):
             - an attribute of a submodule or any object inside a model
               (`model.encoder.head = Local()`): it is pickled with the model;
             - a hook registered on a model that the function hands back
-              (`m.register_forward_hook(f)` ... `return model`): the model keeps it;
-              hooks an engine or callback registers on a model it holds, and hooks
-              whose handle is removed, stay in their process and are not reported;
+              (`m.register_forward_hook(f)` ... `return model`), or on `self` (or a
+              submodule of it) in a method of a class pickled whole
+              (`self._register_state_dict_hook(remap)` in a module's `__init__`): the
+              model keeps it; hooks an engine or callback registers on a model it holds,
+              and hooks whose handle is removed, stay in their process and are not
+              reported;
             - a lambda in a class body (`class Metric(Enum): COSINE = lambda ...`),
               named `Metric.<lambda>`, which pickle cannot import: reported where a
               module's constructor of this file keeps a parameter whose default is a
@@ -161,6 +164,8 @@ class CallableOnModule(Rule):
         "class Registry:\n    def __init__(self):\n        self.make = lambda: {}",
         "class Registry:\n    def __init__(self, make):\n        self.make = make\n"
         "class Defaults(Registry):\n    def __init__(self):\n        super().__init__(lambda: {})",
+        "def redirect(module):\n    original = module.forward\n    def once(*a):\n"
+        "        module.forward = original\n        return a\n    module.forward = once",
     )
     invalid = (
         Invalid("class Block(nn.Module):\n    def __init__(self):\n        self.act = lambda x: x"),
@@ -189,6 +194,10 @@ class CallableOnModule(Rule):
         Invalid("class PairDataModule:\n    @classmethod\n    def build(cls, ds):\n"
                 "        def loader():\n            return ds\n"
                 "        dm = cls()\n        dm.train_dataloader = loader"),
+        Invalid("class Remap(nn.Module):\n    def __init__(self):\n        def rename(m, sd, *a):\n"
+                "            return sd\n        self._register_state_dict_hook(rename)"),
+        Invalid("import types\ndef patch(blocks):\n    for block in blocks:\n"
+                "        block.forward = types.MethodType(lambda self, x: x, block)"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -275,20 +284,30 @@ class CallableOnModule(Rule):
 
     def _hook(self, call: cst.Call) -> None:
         """``m.register_forward_hook(f)`` in a function that hands the model back
-        (``return model``, ``m`` being it or one of its submodules): the model keeps ``f``
-        in its hooks, and whoever saves or spawns it pickles them. Hooks an engine or a
-        callback registers at run time on a model it holds, and temporary hooks (a
+        (``return model``, ``m`` being it or one of its submodules), or on ``self`` (or
+        one of its submodules) in a method of a class pickled whole: the model keeps
+        ``f`` in its hooks, and whoever saves or spawns it pickles them. Hooks an engine
+        or a callback registers at run time on a model it holds, and temporary hooks (a
         handle's ``.remove()``), stay in the process."""
         function = self.ctx.function
         root = _root(call.func.value)  # type: ignore[union-attr]
         while isinstance(root, cst.Call):
             root = _root(root.func)
-        if function is None or not isinstance(root, cst.Name) or root.value == "self":
+        if function is None or not isinstance(root, cst.Name):
             return
         body = self.ctx.module.code_for_node(function.node)
-        if ".remove()" in body or not re.search(rf"\breturn\s+{re.escape(root.value)}\s*(?:[,)#]|$)", body, re.MULTILINE):
+        if ".remove()" in body:
             return
-        owner = f"a module's hooks ({call.func.attr.value} keeps it)"  # type: ignore[union-attr]
+        registrar = call.func.attr.value  # type: ignore[union-attr]
+        if root.value == "self":
+            holder = self._owner(root)
+            if holder is None:
+                return
+            owner = f"{holder}'s hooks ({registrar} keeps it)"
+        elif re.search(rf"\breturn\s+{re.escape(root.value)}\s*(?:[,)#]|$)", body, re.MULTILINE):
+            owner = f"a module's hooks ({registrar} keeps it)"
+        else:
+            return
         for source in FileFlow.of(self.ctx).sources(call.args[0].value, PICKLING_IN_FILE):
             self.report(source.at, self.message.format(kind=source.kind, owner=owner), flow=source.steps)
 
@@ -314,13 +333,20 @@ class CallableOnModule(Rule):
     def _check_store(self, receiver: cst.BaseExpression, attr: str, value: cst.BaseExpression) -> None:
         if attr in _MODULE_HOOKS:
             return  # PEP 562 hooks: only a Python module's attribute means anything there
-        owner = self._owner(receiver)
+        # Only a module has a `forward` to replace: whatever an instance is called, it is
+        # one, unless the file builds it from a class it knows is not. A class's attribute
+        # is no instance's: pickle names the class.
+        owner = self._owner(receiver) or ("a module (its forward)" if attr == "forward" and not _names_class(
+            receiver) and not self._constructed(receiver) else None)
         if owner is None or attr in FileFlow.of(self.ctx).restored:
             return  # a temporary swap: the file sets the attribute back in a `finally`
         sources = FileFlow.of(self.ctx).sources(value, PICKLING_IN_FILE, attributes=False)
         cls = self.ctx.method_class() if isinstance(receiver, cst.Name) and receiver.value == "self" else None
         steps = self.ctx.class_steps(cls.name) if cls is not None else ()
         for source in sources:
+            if isinstance(source.made, cst.FunctionDef) and re.search(
+                    rf"\.\s*{re.escape(attr)}\s*=(?!=)", self.ctx.module.code_for_node(source.made.body)):
+                continue  # a one-shot redirect: the function sets the attribute back when called
             self.report(source.at, self.message.format(kind=source.kind, owner=owner), flow=(*source.steps, *steps))
         if attr == "forward" and not sources:
             for candidate in _branches(value):
@@ -341,6 +367,9 @@ class CallableOnModule(Rule):
             # model.encoder.head = ...: a submodule (or any object) inside the model's
             # attributes is pickled with it
             return "a model (in one of its submodules)"
+        if root is not receiver and isinstance(root, cst.Name) and root.value == "self":
+            holder = self._owner(root)  # self.codec.ready = ...: likewise, inside self
+            return f"{holder} (in one of its attributes)" if holder is not None else None
         # An instance the file constructs: `ds = MyDataset(...)`, `dm = cls()` in a
         # classmethod of a data module.
         if not (isinstance(receiver, cst.Name) and isinstance(self.ctx.lookup_binding(receiver.value), cst.Call)):
@@ -353,6 +382,12 @@ class CallableOnModule(Rule):
         if known is not None:
             return self._pickled_whole(known.name, known.kinds, known.bases)
         return self._pickled_whole(name, frozenset(self.ctx.kinds_of(constructed)), ())
+
+    def _constructed(self, receiver: cst.BaseExpression) -> bool:
+        """Whether the receiver is a name the file binds to an instance of a class it
+        resolves (``ref = Reference()``)."""
+        return isinstance(receiver, cst.Name) and isinstance(self.ctx.lookup_binding(receiver.value), cst.Call) and (
+            FileFlow.of(self.ctx).constructed_class(receiver) is not None)
 
     def _pickled_whole(self, name: str, kinds: frozenset[str], bases: tuple[str, ...]) -> str | None:
         """How an instance of the class is pickled whole, or None."""
@@ -382,11 +417,23 @@ _MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
 # Methods of a torch module that keep the function they are given in its hooks.
 _HOOK_REGISTRARS = frozenset({"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
                               "register_full_backward_pre_hook", "register_backward_hook",
-                              "register_state_dict_pre_hook", "register_load_state_dict_post_hook"})
+                              "register_state_dict_pre_hook", "register_state_dict_post_hook",
+                              "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
+                              "_register_state_dict_hook", "_register_load_state_dict_pre_hook"})
 # Methods that put their argument into a container (a list, dict or set attribute).
 _CONTAINER_ADDS = frozenset({"append", "extend", "insert", "add", "setdefault"})
 _CONTAINER_STORE = re.compile(r"\.\s*(?:append|extend|insert|add|setdefault)\s*\(|\]\s*=(?!=)")
 _MODULE_MAKERS = frozenset({"importlib.import_module", "types.ModuleType", "ModuleType", "sys.modules.get"})
+
+
+def _names_class(receiver: cst.BaseExpression) -> bool:
+    """Whether the receiver is named as a class (``cls``, ``layout_cls``,
+    ``experts_class``, a CapWords name) or is ``type(x)``."""
+    if isinstance(receiver, cst.Call):
+        return isinstance(receiver.func, cst.Name) and receiver.func.value == "type"
+    name = receiver.value if isinstance(receiver, cst.Name) else (
+        receiver.attr.value if isinstance(receiver, cst.Attribute) else "")
+    return name == "cls" or name.endswith(("_cls", "_class", "klass")) or name[:1].isupper()
 
 
 def _parameter(arg: cst.Arg, position: int, params: list[str]) -> str | None:

@@ -295,7 +295,8 @@ def _may_be_callable(value: ast.AST, local: set[str], lines: Sequence[str], u: S
     if isinstance(value, ast.Call):
         func = value.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        return (name == "partial" or (forward and "forward" in lines_of(value, lines)) or isinstance(func, ast.Call)
+        # A partial or a bound method (`MethodType(f, obj)`) keeps the function it is given.
+        return (name in ("partial", "MethodType") or (forward and "forward" in lines_of(value, lines)) or isinstance(func, ast.Call)
                 or (u is None or factory_call(value, u))
                 or (name in HOLDERS and any(_may_be_callable(a, local, lines, u)
                                          for a in [*value.args, *(k.value for k in value.keywords)])))
