@@ -1052,7 +1052,7 @@ def _reads_name(value: ast.AST, name: str) -> bool:
 
 
 # In-place writes into a tensor (torch) or a variable's value (`v.value = ...`).
-_IN_PLACE_WRITES = frozenset({"copy_", "index_copy_", "index_put_", "scatter_", "masked_scatter_", "index_add_"})
+_IN_PLACE_WRITES = frozenset({"copy_", "index_copy_", "index_put_", "scatter_", "masked_scatter_"})
 
 
 def _self_attribute(node: ast.AST) -> str | None:
@@ -1065,8 +1065,10 @@ def _writes_into(node: ast.AST, attrs: set[str]) -> bool:
     """A write into one of the buffers ``self.<attr>``: an item or a variable's value
     assigned (``self.k[:, pos] = k``, ``self.k.value = k``), an in-place copy, or the
     attribute reassigned from itself (``self.k = update_slice(self.k, k, i)``)."""
-    if isinstance(node, (ast.Assign, ast.AugAssign)):
-        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+    # (Not an augmented assignment, `self.total += v`, nor `index_add_`: what accumulates
+    # there is a statistic, a float32 buffer by design, not the activations themselves.)
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
             attr = _self_attribute(target)
             if attr in attrs and (target is not _unwrapped(target) or any(
                     _self_attribute(n) == attr for n in walk(node.value) if isinstance(n, ast.Attribute))):

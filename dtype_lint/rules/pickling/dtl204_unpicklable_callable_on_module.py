@@ -31,7 +31,8 @@ class CallableOnModule(Rule):
         what_it_does="""
             Checks for a value pickle cannot store by reference (a lambda, a local
             function or class, a generator, a factory's local function, a
-            `functools.partial` of one: the sources of DTL201, followed within the file
+            `functools.partial` of one or a method bound from one with
+            `types.MethodType`: the sources of DTL201, followed within the file
             through names, `x or (lambda ...)`, conditional expressions and displays)
             stored on an object that is pickled whole:
 
@@ -75,7 +76,13 @@ class CallableOnModule(Rule):
               parameter: the first base's constructor runs on the subclass's instance
               and keeps the value there (`super().__init__(parser=Wrapper(tok))`);
             - a model's `forward` replaced by a wrapper built around it
-              (`model.forward = wrap(model.forward)`), which returns a closure.
+              (`model.forward = wrap(model.forward)`), which returns a closure;
+            - any object's `forward` replaced by such a value, whatever the object is
+              called (`block.forward = MethodType(local, block)`): only a module has a
+              `forward` to replace. Not a class's (`cls.forward = ...`: pickle names the
+              class), not an instance the file builds from a plain class of its own,
+              and not a local function that sets the attribute back when it is called
+              (a one-shot redirect).
 
             Test code is not reported: a test pickles what it builds only on purpose,
             and fails on its own if it does (processes a test starts are DTL201-203's).
