@@ -292,10 +292,8 @@ class LayerFacts:
         if cls is None:
             return False
         made = {attr for attr, value in self._stores(function) if _reads_name(value, name)}
-        made |= {call.args[0].value for call in self._calls_in(function)
-                 if last_name(call.func) == "register_buffer" and len(call.args) > 1
-                 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
-                 and _reads_name(call.args[1], name)}
+        made |= {registered for call in self._calls_in(function) if last_name(call.func) == "register_buffer"
+                 and (registered := _registered_name(call)) and len(call.args) > 1 and _reads_name(call.args[1], name)}
         if not made:
             return False
         family = self._family(cls.name)
@@ -986,8 +984,15 @@ def _casts_attribute(call: ast.Call, attr: str) -> bool:
 
 def _registers(call: ast.Call, attr: str) -> bool:
     """``self.register_buffer("<attr>", ...)`` or a parameter of that name: not a plain attribute."""
-    return last_name(call.func) in ("register_buffer", "register_parameter") and bool(call.args) and isinstance(
-        call.args[0], ast.Constant) and call.args[0].value == attr
+    return _registered_name(call) == attr
+
+
+def _registered_name(call: ast.Call) -> str | None:
+    """The name ``register_buffer("<name>", ...)`` or ``register_parameter`` gives."""
+    if last_name(call.func) in ("register_buffer", "register_parameter") and call.args and isinstance(
+            call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+        return call.args[0].value
+    return None
 
 def forward_name(name: str) -> bool:
     """Whether a method of that name is a layer's forward (``forward*``, ``__call__``, ``call``)."""

@@ -344,7 +344,7 @@ class CallableOnModule(Rule):
         # one, unless the file builds it from a class it knows is not. A class's attribute
         # is no instance's: pickle names the class.
         owner = self._owner(receiver) or ("a module (its forward)" if attr == "forward" and not _names_class(
-            receiver) and not self._constructed(receiver) else None)
+            receiver) and self._constructed_class(receiver) is None else None)
         if owner is None or attr in FileFlow.of(self.ctx).restored:
             return  # a temporary swap: the file sets the attribute back in a `finally`
         sources = FileFlow.of(self.ctx).sources(value, PICKLING_IN_FILE, attributes=False)
@@ -379,9 +379,7 @@ class CallableOnModule(Rule):
             return f"{holder} (in one of its attributes)" if holder is not None else None
         # An instance the file constructs: `ds = MyDataset(...)`, `dm = cls()` in a
         # classmethod of a data module.
-        if not (isinstance(receiver, cst.Name) and isinstance(self.ctx.lookup_binding(receiver.value), cst.Call)):
-            return None
-        constructed = FileFlow.of(self.ctx).constructed_class(receiver)
+        constructed = self._constructed_class(receiver)
         if constructed is None:
             return None
         name = constructed.rsplit(".", 1)[-1]
@@ -390,11 +388,12 @@ class CallableOnModule(Rule):
             return self._pickled_whole(known.name, known.kinds, known.bases)
         return self._pickled_whole(name, frozenset(self.ctx.kinds_of(constructed)), ())
 
-    def _constructed(self, receiver: cst.BaseExpression) -> bool:
-        """Whether the receiver is a name the file binds to an instance of a class it
-        resolves (``ref = Reference()``)."""
-        return isinstance(receiver, cst.Name) and isinstance(self.ctx.lookup_binding(receiver.value), cst.Call) and (
-            FileFlow.of(self.ctx).constructed_class(receiver) is not None)
+    def _constructed_class(self, receiver: cst.BaseExpression) -> str | None:
+        """The class of the instance a name of the file is bound to (``ref = Reference()``),
+        where the file resolves it."""
+        if not (isinstance(receiver, cst.Name) and isinstance(self.ctx.lookup_binding(receiver.value), cst.Call)):
+            return None
+        return FileFlow.of(self.ctx).constructed_class(receiver)
 
     def _pickled_whole(self, name: str, kinds: frozenset[str], bases: tuple[str, ...]) -> str | None:
         """How an instance of the class is pickled whole, or None."""
