@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from dtype_lint.core.engine import LintError, lint_source, parse  # noqa: E402
 from dtype_lint.core.fixes import apply_edits, fixed_text  # noqa: E402
 from dtype_lint.core.noqa import noqa_edits  # noqa: E402
-from dtype_lint.rules.options import Options  # noqa: E402
+from dtype_lint.core.options import Options  # noqa: E402
 from dtype_lint.rules.registry import RULES  # noqa: E402
 from strategies import seeded_programs  # noqa: E402
 

@@ -109,7 +109,7 @@ def whole_lint(path: Path, repeat: int) -> float:
     """The median time of a whole lint of the file with a comment line added (no
     incremental lint: the engine alone)."""
     config, text = Config(), path.read_text(encoding="utf-8")
-    codes = config.codes_for(str(path))
+    codes = config.selected(str(path))
     lint_source(text, str(path), codes, config.options)  # warm up: imports
     times = []
     for edit in edits(text, "comment", repeat):

@@ -8,7 +8,7 @@ import re
 
 from conftest import FIXTURES, ROOT, expectations
 from dtype_lint.frontends import docs
-from dtype_lint.rules.catalog import FAMILIES
+from dtype_lint.core.ruledoc import FAMILIES
 from dtype_lint.rules.registry import RULES, all_docs
 
 
@@ -66,7 +66,7 @@ def test_stale_docs_are_found_and_rewritten(tmp_path):
 
 
 def test_configuration_page_documents_every_option():
-    from dtype_lint.rules.options import OPTION_KEYS
+    from dtype_lint.core.options import OPTION_KEYS
 
     page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     for key in [*OPTION_KEYS, "target-version"]:

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from dtype_lint.rules.catalog import SITE_URL
+from dtype_lint.core.ruledoc import SITE_URL
 from dtype_lint.rules.registry import all_docs
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The flow engine (dtype_lint.core.flow) with each family's configuration, on small
+"""The flow engine (dtype_lint.core.flow) with each family's configuration (the concepts'), on small
 sources: a source reached through an assignment, a branch, a ``self`` attribute and a
 function's return, and a sanitizer that stops it.
 
@@ -13,13 +13,13 @@ import libcst as cst
 import pytest
 
 from dtype_lint.core.context import FileContext
-from dtype_lint.core.flow import PICKLING, FileFlow, FlowConfig
-from dtype_lint.core.flow.engine import PROPAGATORS
-from dtype_lint.core.flow.float32 import CAST_BACK, FLOAT32, other_dtype
-from dtype_lint.core.flow.modules import PARAMETER_TREES, ModulesConfig
-from dtype_lint.core.roles import roles
+from dtype_lint.concepts.float32 import CAST_BACK, FLOAT32, other_dtype
+from dtype_lint.concepts.modules import ModulesConfig, modules
+from dtype_lint.concepts.parameter_trees import PARAMETER_TREES
+from dtype_lint.concepts.unpicklable import PICKLING
+from dtype_lint.core.flow.engine import PROPAGATORS, FileFlow, FlowConfig
 from dtype_lint.core.traversal import walk
-from dtype_lint.rules.options import Options
+from dtype_lint.core.options import Options
 
 MODULES_MAY = ModulesConfig(ordered=False, propagators=PROPAGATORS)
 
@@ -110,11 +110,11 @@ def test_modules_ordered_reading_follows_the_binding_in_force() -> None:
 
 
 def test_module_reason_keeps_its_reasons() -> None:
-    """Roles.module_reason asks the engine with the modules configuration."""
+    """Modules.reason asks the engine with the modules configuration."""
     source = ("import copy\nimport torch.nn as nn\ndef f(x, enc: nn.Module):\n    m = nn.Linear(2, 2)\n"
               "    ema = copy.deepcopy(m)\n    sink(ema)\n    sink(m.to('cuda'))\n    sink(enc)\n    sink(x)\n")
     found: list[str | None] = []
-    _walk(source, lambda ctx, expr: found.append(roles(ctx, Options()).module_reason(expr)))
+    _walk(source, lambda ctx, expr: found.append(modules(ctx, Options()).reason(expr)))
     assert found == ["a copy of a module (torch.nn.Linear is a torch module)", "torch.nn.Linear is a torch module",
                      "torch.nn.Module is a torch module", None]
 

@@ -17,7 +17,7 @@ from dtype_lint.core.engine import LintError, lint_source, parse
 from dtype_lint.core.fixes import apply_edits, fixed_text
 from dtype_lint.core.noqa import noqa_edits
 from dtype_lint.frontends.flake8_plugin import DtypeLintChecker
-from dtype_lint.rules.options import Options
+from dtype_lint.core.options import Options
 from dtype_lint.rules.registry import RULES
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))

@@ -17,7 +17,7 @@ from conftest import fixture_files
 from dtype_lint.core.engine import LintError, lint_source
 from dtype_lint.core.incremental import relint
 from dtype_lint.project.config import Config
-from dtype_lint.rules.options import Options
+from dtype_lint.core.options import Options
 
 RULES = Config(select=("ALL",)).rules()
 OPTIONS = Options()

@@ -11,7 +11,7 @@ import pytest
 from dtype_lint.core.engine import lint_source
 from dtype_lint.core.fixes import apply_edits
 from dtype_lint.core.noqa import noqa_edits
-from dtype_lint.rules.options import Options
+from dtype_lint.core.options import Options
 from dtype_lint.rules.registry import RULES
 
 HEAD = "import jax\nimport torch\n"

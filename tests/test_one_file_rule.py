@@ -15,7 +15,9 @@ import pytest
 
 import dtype_lint
 
-# A rule with a prefilter (text test and shape) and one without (its files are parsed whole).
+# A rule with a finder of its own that has a prefilter (text test and shape), one whose
+# finder has none (its files are parsed whole), and one declared from the concepts alone
+# (no logic of its own: its prefilter follows from its finders').
 WITH_PREFILTER = '''
 """DTL109: a float64 dtype attribute (a rule of the test's own)."""
 
@@ -25,9 +27,22 @@ import ast
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.shapes import Prefilter
-from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.options import Options
+from dtype_lint.core.rule import Finder, Finds, Invalid, Rule, Site
+from dtype_lint.core.ruledoc import RuleDoc
+from dtype_lint.core.options import Options
+
+
+class Float64Attributes(Finder):
+    """A `.float64` attribute."""
+
+    @classmethod
+    def prefilter(cls, options: Options) -> Prefilter:
+        return Prefilter(lambda t, lc, u: "float64" in t and (u is None or any(
+            n.attr == "float64" for n in u.index(ast.Attribute))))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "float64":
+            self.found(Site(node))
 
 
 class Float64Attribute(Rule):
@@ -41,17 +56,9 @@ class Float64Attribute(Rule):
         use_instead="torch.float32",
     )
     message = "float64 is slow on accelerators"
+    finds = Finds(at=(Float64Attributes,))
     valid = ("x = torch.float32",)
     invalid = (Invalid("x = torch.float64"),)
-
-    @classmethod
-    def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: "float64" in t and (u is None or any(
-            n.attr == "float64" for n in u.index(ast.Attribute))))
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "float64":
-            self.report(node)
 '''
 
 WITHOUT_PREFILTER = '''
@@ -60,8 +67,16 @@ WITHOUT_PREFILTER = '''
 from __future__ import annotations
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.rules.base import Rule
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.rule import Finder, Finds, Rule, Site
+from dtype_lint.core.ruledoc import RuleDoc
+
+
+class RecastEverythingCalls(Finder):
+    """A call of `recast_everything`."""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "recast_everything":
+            self.found(Site(node))
 
 
 class RecastEverything(Rule):
@@ -75,10 +90,35 @@ class RecastEverything(Rule):
         use_instead="model = Model(dtype=...)",
     )
     message = "recast_everything casts every parameter"
+    finds = Finds(at=(RecastEverythingCalls,))
+'''
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == "recast_everything":
-            self.report(node)
+# Declared from the concepts alone: the process targets and loaders DTL201/DTL202 look at,
+# with the unpicklable values the flow engine follows there.
+FROM_CONCEPTS = '''
+"""DTL299: anything unpicklable a process or a loader's workers receive (a rule of the test's own)."""
+
+from __future__ import annotations
+
+from dtype_lint.concepts import loaders, process_targets, unpicklable
+from dtype_lint.core.rule import Finds, Invalid, Rule
+from dtype_lint.core.ruledoc import RuleDoc
+
+
+class UnpicklableAcrossProcesses(Rule):
+    doc = RuleDoc(
+        code="DTL299",
+        name="unpicklable-across-processes",
+        summary="Something unpicklable sent to another process",
+        what_it_does="Reports lambdas and local functions sent to processes or loader workers.",
+        why_bad="Spawned workers cannot unpickle them.",
+        example="DataLoader(ds, num_workers=2, collate_fn=lambda b: b)",
+        use_instead="DataLoader(ds, num_workers=2, collate_fn=collate)",
+        default_enabled=False,
+    )
+    message = "{kind} reaches {sink}"
+    finds = Finds(at=(process_targets.ProcessTargets, loaders.LoaderCallables), flow=unpicklable.PICKLING)
+    invalid = (Invalid("from torch.utils.data import DataLoader\\nDataLoader(ds, num_workers=2, collate_fn=lambda b: b)"),)
 '''
 
 TARGET = textwrap.dedent("""\
@@ -100,12 +140,13 @@ TARGET = textwrap.dedent("""\
 
 @pytest.fixture(scope="module")
 def package_copy(tmp_path_factory) -> Path:
-    """A copy of the installed package with the two rule modules added, and nothing else changed."""
+    """A copy of the installed package with the three rule modules added, and nothing else changed."""
     root = tmp_path_factory.mktemp("copy")
     shutil.copytree(Path(dtype_lint.__file__).parent, root / "dtype_lint",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (root / "dtype_lint" / "rules" / "float32" / "dtl109_float64_attribute.py").write_text(WITH_PREFILTER)
     (root / "dtype_lint" / "rules" / "recast" / "dtl398_recast_everything.py").write_text(WITHOUT_PREFILTER)
+    (root / "dtype_lint" / "rules" / "pickling" / "dtl299_unpicklable_across_processes.py").write_text(FROM_CONCEPTS)
     return root
 
 
@@ -149,3 +190,24 @@ def test_the_rule_is_absent_from_the_real_package(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "dtype_lint", "rules"], cwd=tmp_path,
                           capture_output=True, text=True, check=True)
     assert "DTL109" not in proc.stdout
+
+
+LOADER = textwrap.dedent("""\
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)
+""")
+
+
+@pytest.mark.parametrize("prefilter", [True, False], ids=["prefilter", "no-prefilter"])
+def test_a_rule_declared_from_the_concepts_alone_runs(package_copy: Path, tmp_path: Path, prefilter: bool) -> None:
+    """No finder, shape or prefilter of its own: the concepts' finders, the flow engine and
+    their prefilters do the work, and its docs page says what it finds."""
+    (tmp_path / "loader.py").write_text(LOADER)
+    args = ["check", "loader.py", "--select", "DTL299", "--output-format", "json", "--no-cache"]
+    proc = run(package_copy, tmp_path, *args, *([] if prefilter else ["--no-prefilter"]))
+    assert proc.returncode == 1, proc.stderr
+    assert [(f["code"], f["line"], f["message"]) for f in json.loads(proc.stdout)] == [
+        ("DTL299", 3, "a lambda reaches DataLoader(collate_fn=...) with workers")]
+    explained = run(package_copy, tmp_path, "explain", "DTL299").stdout
+    assert "The collate_fn and worker_init_fn of a loader with workers." in explained

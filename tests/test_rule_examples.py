@@ -6,7 +6,7 @@ import pytest
 
 from dtype_lint.core.engine import lint_source, parse
 from dtype_lint.core.fixes import fixed_text
-from dtype_lint.rules.options import Options
+from dtype_lint.core.options import Options
 from dtype_lint.rules.registry import RULES
 
 VALID = [(rule, code) for rule in RULES for code in rule.valid]

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES
 from dtype_lint.core.finding import CellMap, Edit, FileError, Finding, Fix, Step
 from dtype_lint.frontends import formats
-from dtype_lint.rules.catalog import SITE_URL
+from dtype_lint.core.ruledoc import SITE_URL
 from dtype_lint.rules.registry import RULES_BY_CODE
 
 HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"

@@ -13,6 +13,7 @@ from dtype_lint.core.finding import CellMap, Finding, Step
 from dtype_lint.frontends import formats
 from dtype_lint.project.cache import Cache
 from dtype_lint.project.config import Config, load_config
+from dtype_lint.rules.selection import Selected
 
 HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
 FLOW = (Step("nets/heads.py", 31, 9, "lambda stored by Scorer.__init__"),
@@ -22,7 +23,7 @@ VIA = ["    via nets/heads.py:31:9: lambda stored by Scorer.__init__",
 
 
 def hazard(path: str = "train.py", flow: tuple[Step, ...] = FLOW) -> Finding:
-    (found,) = lint_source(HAZARD, path, ("DTL101",), Config().options)
+    (found,) = lint_source(HAZARD, path, Selected(("DTL101",)), Config().options)
     return dataclasses.replace(found, flow=flow)
 
 

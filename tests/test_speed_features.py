@@ -19,7 +19,7 @@ from conftest import FIXTURES, fixture_files
 from dtype_lint.project import file_lint
 from dtype_lint.project.config import Config
 from dtype_lint.core.engine import LintError, lint_source
-from dtype_lint.rules.options import Options
+from dtype_lint.core.options import Options
 from dtype_lint.rules.registry import RULES, RULES_BY_CODE
 
 ALL = Config(select=("ALL",))
@@ -209,11 +209,12 @@ ATTENTION = ("import torch\nimport torch.nn as nn\n\n\ndef eager_attention(modul
 def test_the_forward_path_is_worked_out_only_for_functions_the_file_calls(monkeypatch, text, kept):
     # DTL103's shape asks the layer facts (a walk of the whole file) whether a function
     # pinning float32 is on a forward path only where the text may call it by name.
-    from dtype_lint.core import layers, prefilter
+    from dtype_lint.concepts import layer_facts
+    from dtype_lint.core import prefilter
 
     built = []
-    monkeypatch.setattr(layers, "_MEMO", type(layers._MEMO)())
-    monkeypatch.setattr(layers.LayerFacts, "__init__", _counting(layers.LayerFacts.__init__, built))
+    monkeypatch.setattr(layer_facts, "_MEMO", type(layer_facts._MEMO)())
+    monkeypatch.setattr(layer_facts.LayerFacts, "__init__", _counting(layer_facts.LayerFacts.__init__, built))
     reduced = prefilter.reduce_source(text, [RULES_BY_CODE["DTL103"]], Options())
     assert reduced is not None and ("def eager_attention" in reduced.text) is kept
     assert bool(built) is kept
@@ -234,7 +235,7 @@ def test_layer_facts_find_imports_at_any_depth_first_one_winning():
     # name winning, as before.
     import ast
 
-    from dtype_lint.core.layers import LayerFacts
+    from dtype_lint.concepts.layer_facts import LayerFacts
 
     text = ("import numpy as np\n\n\ndef f():\n    import jax.numpy as np\n    import flax.linen as nn\n\n\n"
             "try:\n    pass\nexcept ImportError:\n    from torch import nn as tnn\n\n\n"
@@ -273,7 +274,7 @@ def test_may_call_errs_only_towards_a_call(text, name, called):
     ("big_model.named_modules()\nsmall.state_dict()\n", {"big_model", "small"}),
 ])
 def test_module_receivers_read_from_the_text(text, keys):
-    from dtype_lint.core.roles import _module_keys, key_of
+    from dtype_lint.concepts.modules import _module_keys, key_of
 
     assert _module_keys(text) == {key_of(k) for k in keys}
 

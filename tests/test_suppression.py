@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dtype_lint.core.engine import lint_source
-from dtype_lint.rules.options import Options
+from dtype_lint.core.options import Options
 from dtype_lint.rules.registry import RULES
 
 LINE = "import torch\ndef f(x, dtype=torch.float32): ...{comment}\n"

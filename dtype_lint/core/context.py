@@ -13,11 +13,12 @@ import ast
 import dataclasses
 import warnings
 import functools
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import libcst as cst
 
 from dtype_lint.core.model.finder import class_like
+from dtype_lint.core.shapes import Index
 from dtype_lint.frameworks.bases import TORCH_MODULE_BASES, framework_kinds
 
 if TYPE_CHECKING:
@@ -177,11 +178,22 @@ class FileContext:
                 self.tree = ast.Module(body=[], type_ignores=[])
         return self.tree
 
-    def layers(self, options):
-        """The file's layers, forward path and dtype roles (core.layers), computed once."""
-        from dtype_lint.core.layers import facts
+    def file_index(self) -> Index:
+        """The whole file's ``ast`` nodes by type, indexed once."""
+        return self.fact("file index", lambda: Index(self.file_tree().body))
 
-        return facts(self.source or self.module.code, options, self.file_tree())
+    def fact(self, key: object, make: Callable[[], object]) -> Any:
+        """A fact about the whole file that the rules share (the concepts' per-file
+        analyses), made on first use and dropped with the file (:meth:`release`)."""
+        facts = self.__dict__.setdefault("_facts", {})
+        if key not in facts:
+            facts[key] = make()
+        return facts[key]
+
+    @property
+    def text(self) -> str:
+        """The whole file's text (the prefilter may have handed LibCST only part of it)."""
+        return self.source or self.module.code
 
     # -- names -----------------------------------------------------------------------
 

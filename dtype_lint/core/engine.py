@@ -23,7 +23,7 @@ from dtype_lint.core.finding import Edit, FileError, Finding, Fix
 from dtype_lint.core.guards import check_depth
 from dtype_lint.core.imports import import_edit
 from dtype_lint.core.lines import NEWLINE
-from dtype_lint.rules.options import Options
+from dtype_lint.core.options import Options
 from dtype_lint.core.suppression import Suppressions, file_is_exempt
 
 if TYPE_CHECKING:
@@ -33,8 +33,7 @@ if TYPE_CHECKING:
     from libcst.metadata import CodeRange
 
     from dtype_lint.core.model.project import FileView
-    from dtype_lint.rules.registry import Rule
-    from dtype_lint.rules.base import Report
+    from dtype_lint.core.rule import Report, Rule, Selection
 
 
 class LintError(Exception):
@@ -128,33 +127,38 @@ def _syntax_error(exc: SyntaxError | cst.ParserSyntaxError) -> LintError:
 
 
 def lint_source(
-    text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str], options: Options,
+    text: str, path: str, rules: Sequence[type[Rule]] | Selection, options: Options,
     use_prefilter: bool | None = None, tree: ast.Module | None = None, view: FileView | None = None,
+    on_tree: Callable[[ast.Module], None] | None = None,
 ) -> list[Finding]:
     """All findings of ``rules`` in ``text``, sorted, with suppressions applied.
 
-    ``rules`` are rule classes or their codes; given codes, the rules are imported on the
-    first file that is not exempt. LibCST is imported only once a file may hold a
+    ``rules`` are rule classes or a :class:`~dtype_lint.core.rule.Selection` of codes,
+    whose rules are imported on the first file that is not exempt. LibCST is imported only once a file may hold a
     finding (the rules take it from :mod:`dtype_lint.core.deferred`), so a run over
     clean files never pays for it. ``use_prefilter`` (default: on unless ``DTYPE_LINT_PREFILTER=0``) only
     changes how much is parsed, never the findings; off, every rule runs on the whole
     file. ``tree`` is the text's ``ast`` where the caller has parsed it already (flake8),
     which spares the prefilter its own parse. ``view``: the project model as this file
     sees it (what its imports name in other files); by default the process's model with
-    no source roots, the running interpreter's packages.
+    no source roots, the running interpreter's packages. ``on_tree``: called with the
+    file's ``ast`` where the prefilter parsed it (the project model learns the file's
+    summary from it).
     """
-    if file_is_exempt(text) or not rules:
+    if file_is_exempt(text) or not _any(rules):
         return []
     if view is None:
         view = default_view(path)
     if use_prefilter is None:
         use_prefilter = prefilter_switch.enabled()
     if not use_prefilter:
-        return _lint_module(parse(text), text, path, _classes(rules), options, None, text, view=view)
+        return _lint_module(parse(text), text, path, rule_classes(rules), options, None, text, view=view)
     from dtype_lint.core import prefilter
 
-    classes = _classes(rules)
+    classes = rule_classes(rules)
     reduced = prefilter.reduce_source(text, classes, options, tree, view=view)
+    if on_tree is not None and reduced is not None and reduced.tree is not None:
+        on_tree(reduced.tree)
     if reduced is None:
         selected = applicable_rules(text, classes, options)
         # With no rule to run, LibCST parses only a file CPython rejects, to report it.
@@ -180,7 +184,7 @@ def default_view(path: str) -> FileView:
     return project_model().view(path)
 
 
-def lint_units(text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str], options: Options,
+def lint_units(text: str, path: str, rules: Sequence[type[Rule]] | Selection, options: Options,
                starts: frozenset[int], tree: ast.Module, view: FileView | None = None) -> list[Finding] | None:
     """The findings of the top-level units of ``text`` starting on the lines ``starts``,
     as :func:`lint_source` finds them (other units are parsed only where those need
@@ -188,9 +192,9 @@ def lint_units(text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str]
     the file (then only a whole lint will do). ``tree``: the text's ``ast``."""
     from dtype_lint.core import prefilter
 
-    if file_is_exempt(text) or not rules or not prefilter_switch.enabled():
+    if file_is_exempt(text) or not _any(rules) or not prefilter_switch.enabled():
         return None
-    classes = _classes(rules)
+    classes = rule_classes(rules)
     view = view or default_view(path)
     reduced = prefilter.reduce_source(text, classes, options, tree, starts, view)
     if reduced is None:
@@ -205,12 +209,15 @@ def lint_units(text: str, path: str, rules: Sequence[type[Rule]] | Sequence[str]
     return _lint_module(module, text, path, selected, options, reduced.lines, reduced.text, reduced.tree, view)
 
 
-def _classes(rules: Sequence[type[Rule]] | Sequence[str]) -> list[type[Rule]]:
-    if not any(isinstance(r, str) for r in rules):
-        return list(rules)  # type: ignore[arg-type]
-    from dtype_lint.rules.registry import RULES_BY_CODE
+def rule_classes(rules: Sequence[type[Rule]] | Selection) -> list[type[Rule]]:
+    """The rule classes of a selection (loading them), or the classes given."""
+    load = getattr(rules, "load", None)
+    return list(load() if load is not None else rules)  # type: ignore[arg-type]
 
-    return [RULES_BY_CODE[r] if isinstance(r, str) else r for r in rules]
+
+def _any(rules: Sequence[type[Rule]] | Selection) -> bool:
+    codes = getattr(rules, "codes", None)
+    return bool(codes if codes is not None else rules)
 
 
 def _lint_module(
@@ -228,7 +235,7 @@ def _lint_module(
     statement_of: list[int] = []  # per report, the index of the top-level statement holding it
     ctx = FileContext(module, options.module_bases, view)
     ctx.source, ctx.path, ctx.tree = text, path, tree  # the whole file, whatever the prefilter kept
-    visitors = [rule(ctx, options, reports) for rule in selected]
+    visitors = [finder for rule in selected for finder in rule(ctx, options, reports).finders]
     try:
         for index, _ in enumerate(walk(module.body, visitors, (ctx.ENTER_TYPES, ctx.enter), (ctx.LEAVE_TYPES, ctx.leave))):
             statement_of.extend([index] * (len(reports) - len(statement_of)))

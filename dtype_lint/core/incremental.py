@@ -10,7 +10,7 @@ two texts. Two kinds are linted incrementally:
   unit names the function or what it defines, and it names no function, class or
   module-level binding of the file (rules follow those both ways: a callee's findings
   can depend on its callers), the file-wide facts the rules read
-  (:func:`~dtype_lint.core.roles.file_facts`) are unchanged, and the change adds or
+  (each finder's and sanitizer's ``file_facts``) are unchanged, and the change adds or
   removes no import, ``global`` or ``nonlocal``. Only that function (with the imports it
   names) is linted again, through the prefilter's cut
   (:func:`~dtype_lint.core.engine.lint_units`); the other units keep their findings.
@@ -30,15 +30,15 @@ import re
 import warnings
 from typing import TYPE_CHECKING, Sequence
 
-from dtype_lint.core import prefilter_switch, roles
-from dtype_lint.core.engine import lint_units
+from dtype_lint.core import prefilter_switch
+from dtype_lint.core.engine import lint_units, rule_classes
 from dtype_lint.core.finding import Finding, Fix
-from dtype_lint.core.prefilter import Unit, _binds, _header_start, _units
+from dtype_lint.core.units import Unit, binds, header_start, units
 
 if TYPE_CHECKING:
     from dtype_lint.core.model.project import FileView
-    from dtype_lint.rules.base import Rule
-    from dtype_lint.rules.options import Options
+    from dtype_lint.core.options import Options
+    from dtype_lint.core.rule import Rule, Selection
 
 # Words in a changed line that may change what holds for the whole file.
 _FILE_WIDE = re.compile(r"noqa|dtype-lint|\bimport\b|\bglobal\b|\bnonlocal\b", re.IGNORECASE)
@@ -66,7 +66,7 @@ class _Change:
         return line - self.delta if line > self.new_end else line
 
 
-def relint(old: str, findings: Sequence[Finding], new: str, path: str, rules: Sequence[type[Rule]] | Sequence[str],
+def relint(old: str, findings: Sequence[Finding], new: str, path: str, rules: Sequence[type[Rule]] | Selection,
            options: Options, view: FileView | None = None) -> list[Finding] | None:
     """The findings of ``new``, given those of ``old`` (a whole lint's, with the same
     path, rules and options), or None where only a whole lint will do. ``view``: the
@@ -84,7 +84,8 @@ def relint(old: str, findings: Sequence[Finding], new: str, path: str, rules: Se
     # Only comment or blank lines changed: the tree may be the same (not where they lie
     # inside a string).
     if all(not line.strip() or line.lstrip().startswith("#") for line in changed) and _dump(old) == _dump(new):
-        return _moved(findings, change) if _whole_lines(change) and _same_text_facts(old, new, path) else None
+        return _moved(findings, change) if _whole_lines(change) and _same_facts(
+            old, old_tree, new, new_tree, path, rule_classes(rules), options) else None
     return _function_body(old, old_tree, findings, new, new_tree, change, path, rules, options, view)
 
 
@@ -121,9 +122,12 @@ def _whole_lines(change: _Change) -> bool:
     return change.old_end < change.first or change.new_end < change.first
 
 
-def _same_text_facts(old: str, new: str, path: str) -> bool:
-    """The file-wide facts read from the text rather than the tree (comments count)."""
-    return roles.module_keys(old) == roles.module_keys(new) and roles.is_test(old, path) == roles.is_test(new, path)
+def _same_facts(old: str, old_tree: ast.Module, new: str, new_tree: ast.Module, path: str,
+                rules: Sequence[type[Rule]], options: Options) -> bool:
+    """Whether what the rules read of the whole file is unchanged (comments count: some
+    facts are read from the text)."""
+    return all(rule.file_facts(old_tree, old, options, path) == rule.file_facts(new_tree, new, options, path)
+               for rule in rules)
 
 
 def _moved(findings: Sequence[Finding], change: _Change) -> list[Finding] | None:
@@ -142,9 +146,9 @@ def _moved(findings: Sequence[Finding], change: _Change) -> list[Finding] | None
 
 
 def _function_body(old: str, old_tree: ast.Module, findings: Sequence[Finding], new: str, new_tree: ast.Module,
-                   change: _Change, path: str, rules: Sequence[type[Rule]] | Sequence[str],
+                   change: _Change, path: str, rules: Sequence[type[Rule]] | Selection,
                    options: Options, view: FileView | None = None) -> list[Finding] | None:
-    old_units, new_units = _units(old_tree.body), _units(new_tree.body)
+    old_units, new_units = units(old_tree.body), units(new_tree.body)
     if len(old_units) != len(new_units):
         return None
     index = _holding(new_units, change.first, max(change.first, change.new_end))
@@ -157,18 +161,18 @@ def _function_body(old: str, old_tree: ast.Module, findings: Sequence[Finding], 
         if before is not old_unit and (after.start, after.end) != _shifted(before, change):
             return None
     # What the function defines, and the words of its old and new text.
-    defined = _binds(old_unit) | _binds(new_unit)
+    defined = binds(old_unit) | binds(new_unit)
     words = _words(old, old_unit) | _words(new, new_unit)
     imports = []
     for position, unit in enumerate(new_units):
         if position == index:
             continue
         if isinstance(unit.node, (ast.Import, ast.ImportFrom)):
-            if _binds(unit) & words:
+            if binds(unit) & words:
                 imports.append(unit)
-        elif _binds(unit) & words or defined & _words(new, unit):
+        elif binds(unit) & words or defined & _words(new, unit):
             return None
-    if roles.file_facts(old_tree, old, options, path) != roles.file_facts(new_tree, new, options, path):
+    if not _same_facts(old, old_tree, new, new_tree, path, rule_classes(rules), options):
         return None
     relinted = [new_unit, *imports]
     fresh = lint_units(new, path, rules, options, frozenset(u.start for u in relinted), new_tree, view)
@@ -197,7 +201,7 @@ def _body_change(unit: Unit, change: _Change) -> bool:
     node = unit.node
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    body = _header_start(node.body[0])
+    body = header_start(node.body[0])
     return body > node.lineno and change.first >= body
 
 

@@ -41,16 +41,16 @@ import symtable
 import warnings
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from dtype_lint.core import roles, shapes
-from dtype_lint.core.model.finder import class_like
-from dtype_lint.core.model.summary import ClassSummary, FunctionSummary
+from dtype_lint.core import shapes
+from dtype_lint.core.model.questions import ProjectQuestions
 from dtype_lint.core.shapes import Prefilter
-from dtype_lint.frameworks.bases import TORCH_MODULE_BASES, framework_kinds
+from dtype_lint.core.units import Unit, binds, body_on_own_lines, docstring, header_start, named, outside_functions, units
+from dtype_lint.frameworks.bases import TORCH_MODULE_BASES
 
 if TYPE_CHECKING:
     from dtype_lint.core.model.project import FileView
-    from dtype_lint.rules.base import Rule
-    from dtype_lint.rules.options import Options
+    from dtype_lint.core.rule import Rule
+    from dtype_lint.core.options import Options
 
 
 @functools.lru_cache(maxsize=32)
@@ -88,17 +88,6 @@ def _followed(rules: tuple[Prefilter, ...]) -> Followed:
                    f"{shapes.words(sorted({w for r in rules for w in r.value_names}), whole=True).pattern}"),
         re.compile("|".join(r.body_words.pattern for r in rules if r.body_words is not None) or r"(?!)"),
     )
-
-
-@dataclasses.dataclass(frozen=True)
-class Unit:
-    """A run of whole lines (1-based, inclusive) that is kept or dropped as one."""
-
-    start: int
-    end: int
-    node: ast.AST | None  # None for several simple statements sharing lines
-    nodes: tuple[ast.AST, ...]
-    is_function: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,7 +191,7 @@ def _checked(parse: Callable, *args):
 
 
 # Names after `def`/`class`, searched from the keyword (a literal start is found far
-# faster than `\b` or an alternation); _named checks that the keyword starts a word.
+# faster than `\b` or an alternation); units.named checks that the keyword starts a word.
 _DEF_NAME = re.compile(r"def\s+([A-Za-z_]\w*)")
 _CLASS_NAME = re.compile(r"class\s+([A-Za-z_]\w*)")
 _NESTED_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
@@ -215,7 +204,6 @@ class _Planner:
                  options: Options, within: frozenset[int] | None = None, view: FileView | None = None) -> None:
         self.text = text
         self.view = view
-        self._casting: dict[tuple[str, int | str | None], bool] = {}
         self.within = within
         self.tree = tree
         self.lines = lines = text.split("\n")
@@ -224,15 +212,15 @@ class _Planner:
         self.active = active  # the rules whose whole-file test passes (see reduce_source)
         self.followed = _followed(tuple(declared.values()))
         self.codes: set[str] = set()
-        self.units = _units(tree.body)
+        self.units = units(tree.body)
         # The leaves: each unit, or for a top-level class with a body of its own, each
         # member (cut the same way); key (unit index, member index or -1).
         self.leaves: list[tuple[tuple[int, int], Unit]] = []
         self.members: dict[int, list[Unit]] = {}
         for index, unit in enumerate(self.units):
             node = unit.node
-            if isinstance(node, ast.ClassDef) and _body_on_own_lines(node, lines):
-                self.members[index] = _units(node.body)
+            if isinstance(node, ast.ClassDef) and body_on_own_lines(node, lines):
+                self.members[index] = units(node.body)
                 self.leaves.extend(((index, i), m) for i, m in enumerate(self.members[index]))
             else:
                 self.leaves.append(((index, -1), unit))
@@ -240,7 +228,7 @@ class _Planner:
         # Statements (and classes) outside functions: where imports and bindings hold for
         # the whole file. The split classes' members are leaves of their own.
         self.outer = [node for _, leaf in self.leaves if not leaf.is_function
-                      for node in _outside_functions(leaf.nodes)]
+                      for node in outside_functions(leaf.nodes)]
         self._binds: dict[int, set[str]] = {}
         self._mentions: dict[int, set[str]] = {}
         self._syntax: dict[int, shapes.Syntax] = {}
@@ -270,9 +258,9 @@ class _Planner:
             leaf = self.leaves[position][1]
             if leaf.is_function:
                 text = self.texts[position]
-                self._binds[position] = _named(text, _DEF_NAME) | _named(text, _CLASS_NAME)
+                self._binds[position] = named(text, _DEF_NAME) | named(text, _CLASS_NAME)
             else:
-                self._binds[position] = _binds(leaf)
+                self._binds[position] = binds(leaf)
         return self._binds[position]
 
     def mentions(self, position: int) -> set[str]:
@@ -299,89 +287,14 @@ class _Planner:
             bindings: dict[str, list[ast.AST]] = {}
             absolute = self.view.absolute if self.view else (lambda module, level: None)
             shapes.collect(self.outer, aliases, bindings, absolute)
-            classes = frozenset(_named(self.text, _CLASS_NAME))
+            classes = frozenset(named(self.text, _CLASS_NAME))
             bases = TORCH_MODULE_BASES | frozenset(self.options.module_bases)
+            questions = ProjectQuestions(self.view, self.text, self.tree, self.options, lambda: self.names().classes)
             self._names = shapes.Names(aliases, classes, bindings, bases, tuple(self.options.module_names),
-                                       functools.partial(roles.module_keys, self.text), self._project_kinds,
-                                       absolute, self._casting_function, self._constructor_keeps,
-                                       self._returns_local, self._file_class_kinds)
+                                       self.text, questions.project_kinds, absolute, questions.casting_function,
+                                       questions.constructor_keeps, questions.returns_local,
+                                       questions.file_class_kinds)
         return self._names
-
-    def _framework(self, qualified: str) -> set[str]:
-        """What a framework's class is by its name (with the configured module bases)."""
-        return framework_kinds(qualified, TORCH_MODULE_BASES | frozenset(self.options.module_bases))
-
-    def _project_kinds(self, qualified: str) -> frozenset[str]:
-        """FileContext.kinds_of's answer from the project model, for a dotted name."""
-        if self.view is None:
-            return frozenset()
-        candidates = [qualified] if "." in qualified else self.view.starred(qualified, self.text, self.tree)
-        return frozenset(k for c in candidates if class_like(c) for k in self.view.class_kinds(c, self._framework)[0])
-
-    def _constructor_keeps(self, qualified: str, slot: int | str) -> bool:
-        """Whether the project model finds the class a dataset, or finds that its
-        ``__init__`` keeps the parameter ``slot`` binds on ``self``: what DTL204 asks of
-        a module's constructor handed a callable. A class of this file that the model
-        does not summarise (one defined in a function) counts."""
-        if self.view is None or qualified.endswith("Dataset") or (
-                "." in qualified and "dataset" in self._project_kinds(qualified)):
-            return True
-        found = self.view.local(self.text, qualified, self.tree)
-        if found is None or not isinstance(found.node, ClassSummary):
-            return qualified in self.names().classes
-        if "dataset" in self._class_kinds(qualified, found):
-            return True
-        params = found.node.init_params
-        param = slot if isinstance(slot, str) else params[slot] if slot < len(params) else None
-        return param in found.node.stores
-
-    def _returns_local(self, qualified: str) -> bool:
-        """Names.returns_local: the project model's summary of a function of another file."""
-        if self.view is None:
-            return False
-        found = self.view.local(self.text, qualified, self.tree)
-        return found is not None and found.path != self.view.path and self.view.returns_local(found) is not None
-
-    def _file_class_kinds(self, name: str) -> frozenset[str] | None:
-        """Names.class_kinds: a top-level class of this file, by its bases."""
-        if self.view is None:
-            return None
-        found = self.view.local(self.text, name, self.tree)
-        if found is None or not isinstance(found.node, ClassSummary) or (
-                found.module is not self.view.own(self.text, self.tree)):
-            return None
-        return self._class_kinds(name, found)
-
-    def _class_kinds(self, qualified: str, found, depth: int = 0) -> frozenset[str]:
-        """A class's kinds by its bases: through the project model, and for this file's
-        classes (which the model knows by their module's saved text) through their bases
-        here, as FileContext finds them."""
-        if "." in qualified:
-            return self._project_kinds(qualified)
-        kinds: set[str] = set()
-        for base in found.node.bases:
-            for candidate in found.candidates(base):
-                local = found.module.classes.get(candidate)
-                if local is not None and depth < 8:
-                    inner = dataclasses.replace(found, name=candidate, node=local)
-                    kinds |= self._class_kinds(candidate, inner, depth + 1)
-                else:
-                    kinds |= self._framework(candidate) or self.view.class_kinds(candidate, self._framework)[0]
-        return frozenset(kinds)
-
-    def _casting_function(self, qualified: str, slot: int | str | None) -> bool:
-        """Whether the project model finds a function that casts the parameter ``slot``
-        binds (any of its parameters: None), what DTL303's helper casts ask of it, under
-        a dotted name or this file's."""
-        if self.view is None:
-            return False
-        key = (qualified, slot)
-        if key not in self._casting:
-            found = self.view.local(self.text, qualified, self.tree)
-            slots = (found.node.params if slot is None else [slot]) if (
-                found is not None and isinstance(found.node, FunctionSummary)) else []
-            self._casting[key] = any(self.view.cast_path(found, s) is not None for s in slots)
-        return self._casting[key]
 
     def functions(self) -> dict[str, list[int]]:
         """The leaves that are functions, by each name they define (at any depth)."""
@@ -455,9 +368,9 @@ class _Planner:
         prefilter's ``body_words``) or it defines functions or classes (bound by name at
         any depth)."""
         node = leaf.node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _body_on_own_lines(node, self.lines):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not body_on_own_lines(node, self.lines):
             return None
-        start = _header_start(node.body[0])
+        start = header_start(node.body[0])
         body = "\n".join(self.lines[start - 1:leaf.end])
         if self.followed.bodies.search(body) or (("def" in body or "class" in body) and _NESTED_DEF.search(body)):
             return None
@@ -491,7 +404,7 @@ class _Planner:
         body_line = unit.start
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             body_line = node.body[0].lineno
-            if _docstring(node, self.lines):
+            if docstring(node, self.lines):
                 # A docstring full of dtype words is not code; skip its lines when matching.
                 doc = node.body[0]
                 body_line = doc.end_lineno + 1
@@ -600,7 +513,7 @@ class _Planner:
             elif (index, -1) in keep:
                 copy_leaf((index, -1), unit)
         if not out:
-            return Reduced("", ())
+            return Reduced("", (), tree=self.tree)
         return Reduced("\n".join(out) + "\n", tuple(origin), frozenset(self.codes), self.tree)
 
 
@@ -615,100 +528,3 @@ def _tainted_imports(node: ast.Import | ast.ImportFrom, followed: Followed) -> I
         renamed = local != qualified.rsplit(".", 1)[-1] or local in _BARE_DTYPES
         if (renamed and followed.imports.search(qualified)) or followed.configured.search(qualified):
             yield local, qualified
-
-
-def _outside_functions(nodes: tuple[ast.AST, ...]) -> Iterator[ast.AST]:
-    """Statements (and class definitions) not inside a function, at any depth."""
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.expr)):
-            stack.extend(_children(node))
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """``list(ast.iter_child_nodes(node))``, in its order, without its generators."""
-    children: list[ast.AST] = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            children.append(value)
-        elif isinstance(value, list):
-            children.extend(item for item in value if isinstance(item, ast.AST))
-    return children
-
-
-def _named(text: str, pattern: re.Pattern[str]) -> set[str]:
-    """The names ``pattern`` (a keyword, then the name) finds where the keyword starts a
-    word, as ``\\b`` + ``pattern`` would: after a match inside a word (`dataclass`) the
-    search goes on from its next character."""
-    names: set[str] = set()
-    match = pattern.search(text)
-    while match is not None:
-        if shapes.in_word(text, match.start() - 1):
-            match = pattern.search(text, match.start() + 1)
-        else:
-            names.add(match.group(1))
-            match = pattern.search(text, match.end())
-    return names
-
-
-def _body_on_own_lines(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
-    """Whether the body starts on a line of its own, so the header is whole lines."""
-    first = node.body[0]
-    start = _header_start(first)
-    if start <= node.lineno:
-        return False
-    return not lines[start - 1].encode("utf-8")[: first.col_offset if start == first.lineno else 0].strip()
-
-
-def _header_start(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", ())
-    return min([node.lineno] + [d.lineno for d in decorators])
-
-
-def _units(body: list[ast.stmt]) -> list[Unit]:
-    """Statements as units of whole lines; statements sharing a line are one unit."""
-    units: list[Unit] = []
-    for stmt in body:
-        start, end = _header_start(stmt), stmt.end_lineno or stmt.lineno
-        is_function = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-        if units and start <= units[-1].end:
-            last = units[-1]
-            units[-1] = Unit(last.start, max(end, last.end), None, last.nodes + (stmt,),
-                             last.is_function or is_function)
-        else:
-            units.append(Unit(start, end, stmt, (stmt,), is_function))
-    return units
-
-
-def _docstring(node: ast.AST, lines: list[str]) -> bool:
-    """Whether the body opens with a docstring on lines of its own (nothing else of the
-    code shares them, so leaving them out of the text to match loses nothing)."""
-    body = getattr(node, "body", None)
-    if not (body and len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)):
-        return False
-    doc = body[0]
-    alone = not lines[doc.lineno - 1].encode("utf-8")[: doc.col_offset].strip()
-    return alone and body[1].lineno > (doc.end_lineno or doc.lineno)
-
-
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _binds(unit: Unit) -> set[str]:
-    """Names the unit binds where FileContext keeps them for the rest of the file: every
-    function and class name at any depth, and imports and assignments outside functions."""
-    names: set[str] = set()
-    for node in _outside_functions(unit.nodes):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.update(n.name for n in shapes.walk(node) if isinstance(n, _DEFINITIONS))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.withitem)):
-            targets = node.targets if isinstance(node, ast.Assign) else [
-                node.optional_vars if isinstance(node, ast.withitem) else node.target]
-            names.update(n.id for t in targets if t is not None for n in shapes.walk(t) if isinstance(n, ast.Name))
-    return names

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import fnmatch
 import functools
 import re
+from collections.abc import Mapping
 from typing import Callable, Collection, Iterable, Sequence
 
 TextTest = Callable[[str], bool]
@@ -70,6 +70,29 @@ class Prefilter:
     header_only: Callable[["Index", Sequence[str]], bool] | None = None
 
 
+def union(prefilters: Sequence[Prefilter | None]) -> Prefilter | None:
+    """One prefilter that keeps what any of ``prefilters`` keeps (a rule's, from its
+    finders'); None if one of them is None (nothing can be cut then). Their shapes must
+    agree on aliases (``sees_aliases``); a header-only cut holds for one alone."""
+    if not prefilters or any(p is None for p in prefilters):
+        return None
+    if len(prefilters) == 1:
+        return prefilters[0]
+    parts: list[Prefilter] = list(prefilters)  # type: ignore[arg-type]
+    if len({p.sees_aliases for p in parts}) != 1:
+        raise ValueError("the finders of one rule must agree on sees_aliases")
+    bodies = [p.body_words.pattern for p in parts if p.body_words is not None]
+    return Prefilter(
+        lambda t, lc, u: any(p.keeps(t, lc, u) for p in parts),
+        sees_aliases=parts[0].sees_aliases,
+        import_words=tuple(dict.fromkeys(w for p in parts for w in p.import_words)),
+        configured=tuple(dict.fromkeys(w for p in parts for w in p.configured)),
+        value_words=tuple(dict.fromkeys(w for p in parts for w in p.value_words)),
+        value_names=tuple(dict.fromkeys(w for p in parts for w in p.value_names)),
+        body_words=re.compile("|".join(bodies)) if bodies else None,
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class Syntax:
     """A unit's statements, for the rules whose trigger also checks their shape."""
@@ -79,7 +102,7 @@ class Syntax:
     function_text: Callable[[str], str]  # the text of this file's functions of that name
     function_names: Callable[[], Collection[str]]  # the names those functions define
     file_names: Callable[[], Names]  # the file's imports, classes and outer bindings
-    file_text: str = ""  # the whole file (for whole-file analyses such as core.layers)
+    file_text: str = ""  # the whole file (for whole-file analyses such as concepts.layer_facts)
     file_tree: ast.Module | None = None  # its ast, parsed once by the prefilter
     # Answers a rule's helpers keep for the whole file (one dict shared by its units) and
     # for this unit, so that each is worked out once per file or unit.
@@ -367,9 +390,7 @@ class Names:
     bindings: dict[str, list[ast.AST]]
     module_bases: frozenset[str]  # qualified names that make a class a torch module
     module_names: tuple[str, ...]  # receiver names taken to be modules (`module-names`)
-    # Keys of receivers the whole file uses as modules (core.roles.module_keys), found
-    # when a shape first asks: searching the whole text costs more than most files' tests.
-    module_keys: Callable[[], frozenset[str]] = frozenset
+    text: str = ""  # the whole file's text (what the concepts read of it, once per file)
     # What the project model says a class of another file is (FileContext.kinds_of asks
     # the same), and the module a relative import names; nothing without a model.
     project_kinds: Callable[[str], frozenset[str]] = lambda qualified: frozenset()
@@ -389,11 +410,40 @@ class Names:
     class_kinds: Callable[[str], frozenset[str] | None] = lambda name: None
 
     def add(self, nodes: Iterable[ast.AST]) -> "Names":
-        """These names plus the imports and bindings among ``nodes`` (a unit's)."""
-        aliases = {name: set(qualified) for name, qualified in self.aliases.items()}
-        bindings = {name: list(values) for name, values in self.bindings.items()}
+        """These names plus the imports and bindings among ``nodes`` (a unit's), laid over
+        the file's without copying them (every unit a shape asks about makes one)."""
+        aliases: dict[str, set[str]] = {}
+        bindings: dict[str, list[ast.AST]] = {}
         collect(nodes, aliases, bindings, self.absolute)
-        return dataclasses.replace(self, aliases=aliases, bindings=bindings)
+        if not aliases and not bindings:
+            return self
+        return dataclasses.replace(self, aliases=_Layered(self.aliases, aliases, set.union),  # type: ignore[arg-type]
+                                   bindings=_Layered(self.bindings, bindings, list.__add__))  # type: ignore[arg-type]
+
+
+class _Layered(Mapping):
+    """A unit's names over its file's: a name both bind holds both values (``join``)."""
+
+    def __init__(self, base: Mapping, top: dict, join: Callable) -> None:
+        self.base, self.top, self.join = base, top, join
+
+    def __getitem__(self, key):
+        top, base = self.top.get(key), self.base.get(key)
+        if top is None or base is None:
+            if top is None and base is None:
+                raise KeyError(key)
+            return base if top is None else top
+        return self.join(base, top)
+
+    def __contains__(self, key) -> bool:
+        return key in self.top or key in self.base
+
+    def __iter__(self):
+        yield from self.base
+        yield from (key for key in self.top if key not in self.base)
+
+    def __len__(self) -> int:
+        return len(self.base) + sum(key not in self.base for key in self.top)
 
 
 def collect(nodes: Iterable[ast.AST], aliases: dict[str, set[str]], bindings: dict[str, list[ast.AST]],
@@ -421,28 +471,6 @@ def collect(nodes: Iterable[ast.AST], aliases: dict[str, set[str]], bindings: di
             bindings.setdefault(node.arg, []).append(node.annotation)
 
 
-def may_be_module(expr: ast.AST, names: Names, depth: int) -> bool:
-    """Whether rules.patterns.module_kind may find ``expr`` to be a module."""
-    if depth > 6:
-        return True  # a chain of bindings too long to follow: keep the unit
-    if isinstance(expr, ast.Call):
-        return module_type(expr.func, names)
-    if isinstance(expr, ast.Name):
-        if expr.id == "self" or named_module(expr.id, names):
-            return True
-        return any(
-            (isinstance(value, (ast.Name, ast.Attribute)) and module_type(value, names))
-            or may_be_module(value, names, depth + 1)
-            for value in names.bindings.get(expr.id, ())
-        )
-    return (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"
-            and named_module(expr.attr, names))
-
-
-def named_module(name: str, names: Names) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in names.module_names)
-
-
 def qualified_names(expr: ast.AST, names: Names) -> list[str]:
     """The names a dotted expression may stand for: its head written out through each
     import it may come from (``nn.Linear`` -> ``torch.nn.Linear``), and as written."""
@@ -451,22 +479,3 @@ def qualified_names(expr: ast.AST, names: Names) -> list[str]:
         return []
     first, dot, rest = name.partition(".")
     return [head + dot + rest for head in names.aliases.get(first, set()) | {first}]
-
-
-def module_type(expr: ast.AST, names: Names) -> bool:
-    """Whether a dotted name may resolve to a torch module class (core.flow.modules.module_type)."""
-    for qualified in qualified_names(expr, names):
-        last = qualified.rsplit(".", 1)[-1]
-        if qualified.startswith("torch.nn.") and last[:1].isupper() and not last.startswith("Parameter"):
-            return True
-        if (qualified in names.classes or qualified in names.module_bases or qualified.endswith("LightningModule")
-                or qualified == "nn.Module" or "torch_module" in names.project_kinds(qualified)):
-            return True
-    return False
-
-
-def pickled_type(expr: ast.AST, names: Names) -> bool:
-    """Whether a dotted name may resolve to a class whose instances are pickled whole (a
-    torch module, a dataset): what FileContext.kinds_of may find it to be."""
-    return module_type(expr, names) or any(
-        q.endswith("Dataset") or "dataset" in names.project_kinds(q) for q in qualified_names(expr, names))

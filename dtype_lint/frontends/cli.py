@@ -211,12 +211,12 @@ def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
     findings: list[Finding] = []
     try:
         source = Source.from_bytes(data)
-        findings = lint_source(source.text, path, config.codes_for(path), config.options, view=config.view(path))
+        findings = lint_source(source.text, path, config.selected(path), config.options, view=config.view(path))
         if fixing and not args.diff:
             fixes = applicable(findings, args.unsafe_fixes)
             new = fixed_text(source.text, fixes) if fixes else source.text
             sys.stdout.buffer.write(source.encode(new))
-            remaining = lint_source(new, path, config.codes_for(path), config.options, view=config.view(path))
+            remaining = lint_source(new, path, config.selected(path), config.options, view=config.view(path))
             _report(args, remaining, errors, stream=sys.stderr, fixed=len(findings) - len(remaining),
                     lines_of=lambda _: NEWLINE.split(new))
             return _exit_code(args, remaining, errors)

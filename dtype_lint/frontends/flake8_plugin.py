@@ -42,7 +42,7 @@ class DtypeLintChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         folder = os.path.dirname(os.path.abspath(self.filename)) if self.filename not in ("-", "stdin") else "."
         config = _config_for(folder)
-        codes = config.codes_for(self.filename)
+        codes = config.selected(self.filename)
         text = "".join(self.lines)
         try:
             # flake8 parsed "".join(lines) already: the prefilter reuses its tree.

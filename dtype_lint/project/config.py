@@ -10,12 +10,13 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Iterable
 
-from dtype_lint.rules.options import OPTION_KEYS, Options
+from dtype_lint.core.options import OPTION_KEYS, Options
 from dtype_lint.project.excludes import Excludes
 from dtype_lint.rules.codes import opt_in_codes, rule_codes
+from dtype_lint.rules.selection import Selected
 
 if TYPE_CHECKING:
-    from dtype_lint.rules.registry import Rule
+    from dtype_lint.core.rule import Rule
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".env", "env", "__pycache__",
@@ -72,6 +73,10 @@ class Config:
         relative = _relative(path, self.root)
         ignored = [codes for pattern, codes in self.per_file_ignores if _glob_matches(relative, pattern)]
         return tuple(c for c in codes if not any(_matches(c, i) for i in ignored))
+
+    def selected(self, path: str) -> Selected:
+        """The rules selected for one file, imported when a file first needs them."""
+        return Selected(self.codes_for(path))
 
     def rules(self) -> tuple[type[Rule], ...]:
         """The rules selected for every file."""

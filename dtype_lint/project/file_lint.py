@@ -86,7 +86,9 @@ def lint_data(path: str, data: bytes, config: Config) -> FileResult:
     consulted = view.model.record()
     try:
         source = decode(path, data)
-        findings = lint_source(source.text, path, config.codes_for(path), config.options, view=view)
+        learn = None if isinstance(source, NotebookSource) else (
+            lambda tree: view.model.learn(path, data, source.text, tree))
+        findings = lint_source(source.text, path, config.selected(path), config.options, view=view, on_tree=learn)
     except LintError as exc:
         return FileResult(path, [], exc.at(path))
     except Exception as exc:  # a bug of ours must cost one file, not the whole run

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from dtype_lint.core import prefilter_switch
 
 from dtype_lint.project.file_lint import FileResult, fewer_collections, lint_one
+from dtype_lint.project.order import dependency_order
 
 if TYPE_CHECKING:
     from dtype_lint.project.cache import Cache
@@ -35,14 +36,17 @@ def default_jobs() -> int:
 def lint_files(paths: list[str], config: Config, jobs: int, cache: Cache | None, keep_source: bool) -> list[FileResult]:
     """One FileResult per path, in order; ``keep_source`` keeps the text for fixes."""
     if jobs <= 1 or len(paths) < MIN_FILES_FOR_POOL:
-        return [lint_one(path, config, cache, keep_source) for path in paths]
+        results: list[FileResult | None] = [None] * len(paths)
+        for index in dependency_order(paths, config.src):
+            results[index] = lint_one(paths[index], config, cache, keep_source)
+        return results  # type: ignore[return-value]  # every index is filled
     jobs = min(jobs, len(paths))
     # Largest files first, in small chunks, so that no worker is left with a big file
     # while the other has finished (file sizes vary a hundredfold).
     order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
     size = max(1, min(8, len(paths) // (jobs * 16)))
     chunks = [order[i:i + size] for i in range(0, len(order), size)]
-    results: list[FileResult | None] = [None] * len(paths)
+    results = [None] * len(paths)
     import multiprocessing  # only when a pool is needed: not in a run answered from the cache
 
     with multiprocessing.get_context().Pool(

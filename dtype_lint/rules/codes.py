@@ -40,3 +40,4 @@ def rule_codes() -> dict[str, str]:
 def opt_in_codes() -> frozenset[str]:
     """The rules that run only when selected."""
     return frozenset(code for code, _, opt_in in _rule_files() if opt_in)
+

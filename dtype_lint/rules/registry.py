@@ -2,18 +2,19 @@
 
 A rule is a module ``dtlNNN_<name>.py`` in one of the family packages under
 :mod:`dtype_lint.rules` (``float32/``, ``pickling/``, ``recast/``) that defines one
-:class:`~dtype_lint.rules.base.Rule` subclass. Nothing else lists rules: adding the file
+:class:`~dtype_lint.core.rule.Rule` subclass. Nothing else lists rules: adding the file
 adds the rule to every front-end, the docs and the tests.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 
 import dtype_lint.rules as rules_package
-from dtype_lint.rules.base import Rule
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.rule import Rule
+from dtype_lint.core.ruledoc import RuleDoc
 from dtype_lint.rules.codes import RULE_MODULE
 
 
@@ -40,6 +41,6 @@ def all_docs() -> dict[str, RuleDoc]:
     """Docs of every code, static rules and runtime checks, by code."""
     from dtype_lint.runtime.codes import RUNTIME_CHECKS
 
-    docs = {rule.doc.code: rule.doc for rule in RULES}
+    docs = {rule.doc.code: dataclasses.replace(rule.doc, finds=rule.describe()) for rule in RULES}
     docs.update({doc.code: doc for doc in RUNTIME_CHECKS})
     return dict(sorted(docs.items()))

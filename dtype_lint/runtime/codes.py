@@ -1,13 +1,13 @@
 """Codes reported by the runtime checks (guard, tree checks, pickling checks).
 
-Each check describes itself with a :class:`~dtype_lint.rules.catalog.RuleDoc` of kind
+Each check describes itself with a :class:`~dtype_lint.core.ruledoc.RuleDoc` of kind
 ``"runtime"`` so that ``dtype-lint explain DTL191`` and the rules table treat
 runtime checks and static rules alike.
 """
 
 from __future__ import annotations
 
-from dtype_lint.rules.catalog import RuleDoc
+from dtype_lint.core.ruledoc import RuleDoc
 
 _FIX_SAFETY = "Runtime check; nothing to fix automatically."
 

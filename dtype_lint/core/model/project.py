@@ -201,15 +201,50 @@ class ProjectModel:
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         named = module_name(path, self.src) or ("", False)
         summary = self._stored(digest, named)
-        if summary is None:
-            summary = summarize(data.decode("utf-8", "replace"), *named)
-            if self.store is not None:
-                self.store.put_summary(f"{digest}:{named[0]}:{int(named[1])}", summary.as_json())
         if path in self._summaries:
             self._memos.clear()  # a file changed (an editor saved it): answers may differ
             self._trees.pop(path, None)
+        if summary is None:
+            # The tree is kept with the last few: a question that summarises a file often
+            # asks next about a function's body there (tree()), which then needs no parse.
+            text = data.decode("utf-8", "replace")
+            tree = parse_quietly(text)
+            summary = summarize(text, *named, tree=tree)
+            if tree is not None and "\ufffd" not in text:  # as tree() would parse the bytes
+                self._keep_tree(path, tree)
+            if self.store is not None:
+                self.store.put_summary(f"{digest}:{named[0]}:{int(named[1])}", summary.as_json())
         self._summaries[path] = entry = (stamp, digest, summary)
         return entry
+
+    def learn(self, path: str, data: bytes, text: str, tree: ast.Module) -> None:
+        """A file the linter has just read and parsed (``data``, decoded as ``text``): its
+        summary is made from that tree now, so that the files importing it need not parse
+        it again. Only where the text is what :meth:`_load` would parse, and the file is
+        still as it was read."""
+        path = os.path.abspath(path)
+        entry = self._summaries.get(path)
+        if (entry is not None and self._checked.get(path) == self._epoch) or text != data.decode("utf-8", "replace"):
+            return
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        stamp = (st.st_mtime_ns, st.st_size)
+        if st.st_size != len(data) or (entry is not None and entry[0] == stamp) or st.st_size > MAX_SUMMARY_BYTES:
+            return
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        named = module_name(path, self.src) or ("", False)
+        summary = self._stored(digest, named)
+        if summary is None:
+            summary = summarize(text, *named, tree=tree)
+            if self.store is not None:
+                self.store.put_summary(f"{digest}:{named[0]}:{int(named[1])}", summary.as_json())
+        if entry is not None:
+            self._memos.clear()
+            self._trees.pop(path, None)
+        self._checked[path] = self._epoch
+        self._summaries[path] = (stamp, digest, summary)
 
     def _stored(self, digest: str, named: tuple[str, bool]) -> ModuleSummary | None:
         """A summary of the same content and module name kept by an earlier run."""
@@ -233,10 +268,14 @@ class ProjectModel:
         except OSError:
             tree = None
         tree = tree or ast.Module(body=[], type_ignores=[])
+        self._keep_tree(path, tree)
+        return tree
+
+    def _keep_tree(self, path: str, tree: ast.Module) -> None:
         self._trees[path] = tree
+        self._trees.move_to_end(path)
         if len(self._trees) > _TREES_KEPT:
             self._trees.popitem(last=False)
-        return tree
 
 
 @dataclasses.dataclass
@@ -462,7 +501,7 @@ class FileView:
         return answer
 
     def _casts_back(self, found: Definition, depth: int) -> bool:
-        from dtype_lint.core.layers import casts_back_call  # the layer facts' own test
+        from dtype_lint.frameworks.casts import casts_back_call  # the layer facts' own test
 
         body = _top_level(self._tree_of(found), found.name)
         if isinstance(body, ast.ClassDef):

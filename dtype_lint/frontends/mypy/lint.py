@@ -69,7 +69,7 @@ def engine_findings(path: str, text: str) -> list[Reported]:
     from dtype_lint.core.engine import LintError, lint_source
 
     config = config_of(path)
-    codes = config.codes_for(path)
+    codes = config.selected(path)
     view = config.view(path)
     view.model.new_epoch()  # a daemon's worker lives across runs: files may have changed
     try:

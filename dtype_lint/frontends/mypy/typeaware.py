@@ -34,7 +34,7 @@ from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import AnyType, CallableType, Instance, Type, get_proper_type
 
 from dtype_lint.frameworks import casts
-from dtype_lint.rules.options import CAST_HELPER_PATTERNS, Options
+from dtype_lint.core.options import CAST_HELPER_PATTERNS, Options
 
 # The rules' messages and patterns are imported on first use (importing the rules imports
 # LibCST): a mypy run that rechecks no file of the user's pays nothing for the plugin.

@@ -69,7 +69,7 @@ class Linter:
     def _lint(self, path: str, text: str, last: Outcome | None) -> Outcome:
         try:
             config = self.config_for(path)
-            codes = config.codes_for(path)
+            codes = config.selected(path)
             view = config.view(path)
             view.model.new_epoch()  # files may have been saved since the last lint
             consulted = view.model.record()

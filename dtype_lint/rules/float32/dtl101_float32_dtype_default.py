@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import ast
-from typing import Sequence
-
-from dtype_lint.core.deferred import cst
-from dtype_lint.core.dtypes import is_float32
-from dtype_lint.core.layers import key_of, passes_argument
-from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
-from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.optional_annotation import optional
-from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import host_side_dtype, matches_any, module_kind
+from dtype_lint.concepts import dtype_defaults, test_code
+from dtype_lint.core.rule import Finds, Invalid, Rule
+from dtype_lint.core.ruledoc import RuleDoc
 
 
 class Float32DtypeDefault(Rule):
@@ -27,7 +18,7 @@ class Float32DtypeDefault(Rule):
             default to float32 in any spelling: `torch.float32`, `torch.float`,
             `jnp.float32`, `np.float32`, `tf.float32`, `"float32"`, `np.dtype("float32")`.
             What the dtype *does* in the file decides, not only its name
-            (`dtype_lint.core.layers`): not reported are a function with an initializer's
+            (`dtype_lint.concepts.layer_facts`): not reported are a function with an initializer's
             signature (`(key, shape, dtype=...)`); a dtype whose every use is the dtype of
             parameter or state creation (`self.param`, `self.variable`,
             `hk.get_parameter`, `hk.get_state`, `add_weight`, an initializer such as
@@ -139,21 +130,14 @@ class Float32DtypeDefault(Rule):
         "'{name}' defaults to float32: bf16/fp16 inputs are silently upcast. "
         "Default to None and follow the inputs' dtype or a policy"
     )
-    reports_in_tests = False  # a test's float32 is the test's choice
     fix = "unsafe"
     options_used = ("param-dtype-names", "compute-dtype-names", "entry-point-functions", "entry-point-classes",
                     "data-side-names", "module-names")
-    @classmethod
-    def prefilter(cls, options: Options) -> Prefilter:
-        names = frozenset(options.compute_dtype_names) - frozenset(options.param_dtype_names)
-        return Prefilter(
-            lambda t, lc, u: f32(t) and any(name in t for name in names) and (
-                u is None or _compute_default(u.index, u.lines, names)),
-            import_words=("float", "half", "double", "single", "bfloat16", "dtype"),
-            # Only parameters and fields can hold a finding: a function's body matters
-            # only where it binds one of those names itself.
-            header_only=lambda body, lines: not _compute_default(body, lines, names),
-        )
+    finds = Finds(
+        at=(dtype_defaults.ComputeDtypeDefaults,),
+        unless=(test_code.TEST_CODE, dtype_defaults.USER_CHOICE, dtype_defaults.BENIGN_ROLE,
+                dtype_defaults.HOST_SIDE, dtype_defaults.BASES_PASS),
+    )
 
     valid = (
         "def f(x, dtype=None): ...",
@@ -197,106 +181,3 @@ class Float32DtypeDefault(Rule):
                 "    def init_cache(self, shape, dtype=None):\n        self.keys = jnp.zeros(shape, dtype)\n"
                 "    def __call__(self, k):\n        self.keys[0] = self.proj(k)\n        return self.keys"),
     )
-
-    def visit_Param(self, node: cst.Param) -> None:
-        if node.default is None or not self._is_compute_name(node.name.value):
-            return
-        function = self.ctx.function
-        if function is not None and self._is_entry_point(function):
-            return
-        if is_float32(node.default, self.ctx) and not (
-                function is not None and self.ctx.layers(self.options).benign_param(key_of(self.ctx), node.name.value)
-        ) and not host_side_dtype(node.default, self.ctx, self.options) and not (
-                function is not None and self._bases_pass(function, node.name.value)):
-            self._flag(node.name.value, node.default, node.annotation)
-
-    def _bases_pass(self, function, name: str) -> bool:
-        """A method that overrides one its base classes (in other files) call, where
-        every such call passes the dtype: those calls are its callers, and its default
-        is never used."""
-        cls = self.ctx.method_class()
-        if cls is None or self.ctx.view is None or function.name.startswith("__"):
-            return False
-        found = self.ctx.view.local(self.ctx.source or self.ctx.module.code, cls.name, self.ctx.file_tree())
-        if found is None:
-            return False
-        params = [p.name.value for p in function.node.params.params]
-        position = params.index(name) - (1 if params and params[0] == "self" else 0) if name in params else -1
-        calls = self.ctx.view.calls_in_bases(found, function.name)
-        return bool(calls) and all(passes_argument(call, name, position) for call in calls)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None and isinstance(node.target, cst.Name):
-            self._class_field(node.target.value, node.value, node.annotation)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self._class_field(node.targets[0].target.value, node.value)
-
-    def _class_field(self, name: str, value: cst.BaseExpression, annotation: cst.Annotation | None = None) -> None:
-        # Only fields written in a class body, not assignments in its methods.
-        cls = self.ctx.current_class
-        if cls is None or self.ctx.in_function or self._data_side_class(cls.name) or self._data_side(
-                self.ctx.module_stem):
-            return
-        facts = self.ctx.layers(self.options)
-        if self._is_compute_name(name) and is_float32(value, self.ctx) and not (
-                facts.benign_field(cls.name, name) or facts.overridden_field(cls.name, name)):
-            self._flag(name, value, annotation)
-
-    def _flag(self, name: str, default: cst.BaseExpression, annotation: cst.Annotation | None) -> None:
-        # `None` must type-check: the annotation is made to admit it (the fix's other edit).
-        also, imports = optional(annotation.annotation, self.ctx.source, self.options.target_version) if (
-            annotation is not None) else ((), ())
-        self.report(default, self.message.format(name=name), replace=(default, cst.Name("None")),
-                    also_replace=also, imports=imports)
-
-    def _is_compute_name(self, name: str) -> bool:
-        return name in self.options.compute_dtype_names and name not in self.options.param_dtype_names
-
-    def _data_side(self, name: str) -> bool:
-        return matches_any(name.lower(), self.options.data_side_names)
-
-    def _data_side_class(self, name: str) -> bool:
-        """A class named as data-side code, unless its structure makes it a layer."""
-        return self._data_side(name) and not self.ctx.layers(self.options).is_layer(name)
-
-    def _is_entry_point(self, function) -> bool:
-        """Whether the function's defaults are a user's choice rather than a layer's."""
-        if (matches_any(function.name, self.options.entry_point_functions) or self._data_side(function.name)
-                or self._data_side(self.ctx.module_stem)):
-            return True
-        cls = self.ctx.method_class()
-        if cls is not None and self._data_side_class(cls.name):
-            return True
-        # A function that takes the model applies the user's dtype to it (an optimize or
-        # prepare step), like from_pretrained does.
-        params = function.node.params
-        if any(module_kind(p.name, self.ctx, self.options) for p in (*params.params, *params.kwonly_params)
-               if p.name.value != "self"):
-            return True
-        if function.name != "__init__" or cls is None:
-            return False
-        # A PreTrainedModel-style wrapper's constructor is the user's entry point, and so
-        # is a plain class's (no base): it configures an object that is not a layer.
-        bases = tuple(b for b in cls.bases if b != "object")
-        return not bases or any(
-            matches_any(b.rsplit(".", 1)[-1], self.options.entry_point_classes) for b in bases + (cls.name,)
-        )
-
-
-# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _compute_default(index: Index, lines: Sequence[str], names: frozenset[str]) -> bool:
-    """DTL101: a parameter, field or binding named in ``names`` whose value spells float32."""
-    for node in index(ast.arguments):
-        positional = [*node.posonlyargs, *node.args]
-        pairs = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))
-        pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
-        if any(arg.arg in names and f32(lines_of(default, lines)) for arg, default in pairs):
-            return True
-    for node in index(ast.Assign, ast.AnnAssign):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if (node.value is not None and any(isinstance(t, ast.Name) and t.id in names for t in targets)
-                and f32(lines_of(node.value, lines))):
-            return True
-    return False

@@ -2,33 +2,10 @@
 
 from __future__ import annotations
 
-import ast
-import re
-
-from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import PICKLING, FileFlow
-from dtype_lint.core.shapes import Prefilter
-from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import argument, has_star_kwargs
+from dtype_lint.concepts import loaders, unpicklable
+from dtype_lint.core.rule import Finds, Invalid, Rule
+from dtype_lint.core.ruledoc import RuleDoc
 from dtype_lint.rules.pickling.dtl201_unpicklable_process_target import PICKLE_WHY
-from dtype_lint.rules.pickling.flow_shapes import (
-    BODY_WORDS,
-    callee,
-    file_has,
-    may_make_source,
-    returns_local,
-    self_argument,
-    stores_on_self,
-)
-
-# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
-#            pin_memory, drop_last, timeout, worker_init_fn, ...)
-_CALLABLES = (("collate_fn", 6), ("worker_init_fn", 10))
-_NUM_WORKERS = ("num_workers", 5)
-_LOADER_WORD = re.compile("DataLoader")
-_WORKER_INIT_STORE = re.compile(r"\.\s*worker_init_fn\s*=(?!=)")
 
 
 class UnpicklableDataLoaderCallable(Rule):
@@ -75,26 +52,7 @@ class UnpicklableDataLoaderCallable(Rule):
             """,
     )
     message = PICKLE_WHY
-    @classmethod
-    def prefilter(cls, options: Options) -> Prefilter:
-        def keeps(t, lc, u) -> bool:
-            if "worker_init_fn" in t and _WORKER_INIT_STORE.search(t):
-                return True
-            if "DataLoader" in t:
-                if u is None:
-                    return may_make_source(t, lc, u)
-                calls = [c for c in u.index(ast.Call) if _may_pass_callable(c)]
-                if calls and (may_make_source(t, lc, u, via_self=False) or any(self_argument(c) for c in calls)):
-                    return True
-            if u is None or not file_has(u, _LOADER_WORD, ("DataLoader",)):
-                return False
-            # A factory method (`self.make()` may give what it returns to a loader), or a
-            # value stored on self here that may reach a loader in another method.
-            return returns_local(lc, u) or (
-                stores_on_self(t, u, imported=True) and may_make_source(t, lc, u, via_self=False))
-
-        return Prefilter(keeps, import_words=("DataLoader", "lambda", "partial"), value_words=("lambda", "partial"),
-                         body_words=BODY_WORDS)
+    finds = Finds(at=(loaders.LoaderCallables,), flow=unpicklable.PICKLING)
 
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, collate_fn=lambda b: b)",
@@ -119,43 +77,3 @@ class UnpicklableDataLoaderCallable(Rule):
                 "        def init(worker_id):\n            set_affinity(cores[worker_id])\n"
                 "        self.worker_init_fn = init"),
     )
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        """``loader.worker_init_fn = init``: set on a loader (or a loader class's ``self``)
-        after it is made; it runs in each worker, so the loader has workers."""
-        if not any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "worker_init_fn"
-                   for t in node.targets):
-            return
-        for source in FileFlow.of(self.ctx).sources(node.value, PICKLING):
-            self.report(source.at, self.message.format(kind=source.kind, sink="a loader's worker_init_fn"),
-                        flow=source.steps)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        qualified = self.ctx.resolve(node.func)
-        last = qualified.rsplit(".", 1)[-1] if qualified else ""
-        if not last.endswith("Loader"):
-            return
-        # Only torch's DataLoader has a known positional order.
-        positional = last == "DataLoader"
-        workers = argument(node, _NUM_WORKERS[1] if positional else None, _NUM_WORKERS[0])
-        if workers is None and not has_star_kwargs(node):
-            return  # DataLoader's default is num_workers=0
-        if isinstance(workers, cst.Integer) and workers.evaluated_value == 0:
-            return
-        flow = FileFlow.of(self.ctx)
-        for keyword, position in _CALLABLES:
-            value = argument(node, position if positional else None, keyword)
-            sources = flow.sources(value, PICKLING) if value is not None else []
-            # What `**loader_kwargs` passes, reported where the entry is stored.
-            sources += flow.keyword_sources(node, keyword, PICKLING)
-            sink = f"{last}({keyword}=...) with workers"
-            for source in sources:
-                self.report(source.at, self.message.format(kind=source.kind, sink=sink), flow=source.steps)
-
-
-def _may_pass_callable(call: ast.Call) -> bool:
-    """A loader call that may pass a collate_fn or worker_init_fn (by keyword, through
-    ``**kwargs``, or by position)."""
-    if not callee(call).endswith("Loader"):
-        return False
-    return len(call.args) > 6 or any(k.arg in (None, "collate_fn", "worker_init_fn") for k in call.keywords)

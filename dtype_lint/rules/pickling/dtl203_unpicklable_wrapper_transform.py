@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow import PICKLING, FileFlow
-from dtype_lint.core.shapes import Prefilter, words
-from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.options import Options
-from dtype_lint.rules.patterns import argument, matches_any
-from dtype_lint.rules.pickling.flow_shapes import BODY_WORDS, file_has, may_make_source, returns_local, stores_on_self
+from dtype_lint.concepts import unpicklable, wrappers
+from dtype_lint.core.rule import Finds, Invalid, Rule
+from dtype_lint.core.ruledoc import RuleDoc
 
 
 class UnpicklableWrapperTransform(Rule):
@@ -56,23 +51,7 @@ class UnpicklableWrapperTransform(Rule):
         "saved with torch.save or deep-copied; define the transform at module level"
     )
     options_used = ("wrapper-transforms",)
-    @classmethod
-    def prefilter(cls, options: Options) -> Prefilter:
-        names = tuple(sorted({p.rpartition(":")[2] for p in options.wrapper_transforms}))
-        keywords = words(list(names))
-
-        def keeps(t, lc, u) -> bool:
-            if any(name in t for name in names) and may_make_source(t, lc, u):
-                return True
-            if u is None or not file_has(u, keywords, names):
-                return False
-            # A factory method (`self.make()` may give what it returns to a wrapper), or a
-            # value stored on self here that may reach a wrapper in another method.
-            return returns_local(lc, u) or (
-                stores_on_self(t, u, imported=True) and may_make_source(t, lc, u, via_self=False))
-
-        return Prefilter(keeps, import_words=("transform", "lambda", "partial"), value_words=("lambda", "partial"),
-                         body_words=BODY_WORDS)
+    finds = Finds(at=(wrappers.WrapperTransforms,), flow=unpicklable.PICKLING)
 
     valid = (
         "def to_float(o): ...\nWrapper(net, output_transform=to_float)",
@@ -82,19 +61,3 @@ class UnpicklableWrapperTransform(Rule):
         Invalid("model = Wrapper(net, output_transform=lambda o: o.float())"),
         Invalid("def build(net):\n    def pre(x): ...\n    return FabricModule(net, input_transform=pre)"),
     )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        qualified = self.ctx.resolve(node.func)
-        if not qualified:
-            return
-        for entry in self.options.wrapper_transforms:
-            pattern, _, keyword = entry.rpartition(":")
-            if not matches_any(qualified, (pattern,)):
-                continue
-            value = argument(node, None, keyword)
-            flow = FileFlow.of(self.ctx)
-            sources = (flow.sources(value, PICKLING) if value is not None else []) + flow.keyword_sources(
-                node, keyword, PICKLING)
-            for source in sources:
-                sink = f"{qualified.rsplit('.', 1)[-1]}({keyword}=...)"
-                self.report(source.at, self.message.format(kind=source.kind, sink=sink), flow=source.steps)

@@ -2,35 +2,10 @@
 
 from __future__ import annotations
 
-import ast
-import re
+from dtype_lint.concepts import casting_helpers, state_dicts, test_code, trained
+from dtype_lint.core.rule import Finds, Invalid, Rule
+from dtype_lint.core.ruledoc import RuleDoc
 
-from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Index, Prefilter, cast_call, in_word
-from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.options import Options
-from dtype_lint.core.roles import roles
-from dtype_lint.rules.patterns import cast_dtype_name, cast_target
-
-_ITEMS = re.compile(r"items\b")  # after a word's start (see shapes.in_word)
-
-
-# The rule's shape, checked on CPython's ast by the prefilter (see its Prefilter).
-def _entry_method(index: Index) -> bool:
-    """DTL302: a dict comprehension over ``.items()`` whose value calls a method of the
-    entry's value (visit_DictComp's shape; whether it casts is the rule's to say)."""
-    for comp in index(ast.DictComp):
-        first = comp.generators[0]
-        target, value = first.target, comp.value
-        entry = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
-        entry = entry.value if isinstance(entry, ast.Starred) else entry
-        if (isinstance(first.iter, ast.Call) and isinstance(first.iter.func, ast.Attribute)
-                and first.iter.func.attr == "items" and isinstance(entry, ast.Name)
-                and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                and isinstance(value.func.value, ast.Name) and value.func.value.id == entry.id):
-            return True
-    return False
 
 class StateDictRecast(Rule):
     doc = RuleDoc(
@@ -41,7 +16,7 @@ class StateDictRecast(Rule):
             Checks dict comprehensions over `.items()` whose value casts every tensor:
             `{k: v.half() for k, v in model.state_dict().items()}`,
             `{k: v.to(torch.bfloat16) for k, v in params.items()}`, when the dict holds a
-            model's parameters or state (`dtype_lint.core.roles`): a `state_dict()`, a
+            model's parameters or state (`dtype_lint.concepts.parameter_trees`): a `state_dict()`, a
             checkpoint loaded from a file, or a name that says so (`params`, `weights`,
             `state_dict`, `sd`, `checkpoint`, `model`); not a cache of activations or
             features. Test code, casting helpers and inference or export paths are not
@@ -74,13 +49,10 @@ class StateDictRecast(Rule):
         "casting every entry of a state dict recasts buffers too and bypasses the module's "
         "dtype; configure the module's dtype or use autocast/a policy"
     )
-    triggers = (".items()",)
-    @classmethod
-    def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: "items" in t and cast_call(t) and any(
-                             not in_word(t, m.start() - 1) for m in _ITEMS.finditer(t)) and (
-                             u is None or _entry_method(u.index)),
-                         import_words=("items", *("float", "half", "double", "bfloat16", "dtype")))
+    finds = Finds(
+        at=(state_dicts.StateDictCasts,),
+        unless=(test_code.TEST_CODE, casting_helpers.CASTING_CODE, trained.NOT_TRAINED),
+    )
 
     valid = (
         "import torch\ncache = {k: f.to(torch.float16) for k, f in new_factors.items()}",
@@ -93,25 +65,3 @@ class StateDictRecast(Rule):
         Invalid("sd = {k: v.half() for k, v in model.state_dict().items()}"),
         Invalid("import torch\nsd = {k: v.to(torch.bfloat16) for k, v in params.items()}"),
     )
-
-    def visit_DictComp(self, node: cst.DictComp) -> None:
-        comp = node.for_in
-        if not (isinstance(comp.iter, cst.Call) and isinstance(comp.iter.func, cst.Attribute)):
-            return
-        if comp.iter.func.attr.value != "items" or not isinstance(comp.target, cst.Tuple):
-            return
-        elements = comp.target.elements
-        if len(elements) != 2 or not isinstance(elements[1].value, cst.Name):
-            return
-        value_name = elements[1].value.value
-        value = node.value
-        if isinstance(value, cst.Call):
-            receiver = cast_target(value, self.ctx)
-            # A cast to float32 restores full precision (master weights, export).
-            if not (isinstance(receiver, cst.Name) and receiver.value == value_name and (
-                cast_dtype_name(value, self.ctx) != "float32"
-            )):
-                return
-            found = roles(self.ctx, self.options)
-            if found.parameter_dict(comp.iter.func.value) and not found.skipped() and found.path(node) is None:
-                self.report(node)

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from dtype_lint.core.deferred import cst
-from dtype_lint.core.shapes import Prefilter
-from dtype_lint.rules.base import Invalid, Rule
-from dtype_lint.rules.catalog import RuleDoc
-from dtype_lint.rules.options import Options
-
-_ALIASES = {
-    "tree_map": "map", "tree_map_with_path": "map_with_path", "tree_leaves": "leaves",
-    "tree_flatten": "flatten", "tree_unflatten": "unflatten", "tree_structure": "structure",
-    "tree_transpose": "transpose", "tree_reduce": "reduce", "tree_all": "all",
-}
+from dtype_lint.concepts import tree_aliases
+from dtype_lint.core.rule import Finds, Invalid, Rule
+from dtype_lint.core.ruledoc import RuleDoc
 
 
 class DeprecatedTreeAlias(Rule):
@@ -46,9 +38,7 @@ class DeprecatedTreeAlias(Rule):
     )
     message = "jax.{old} was removed in JAX 0.6; use jax.tree.{new}"
     fix = "safe"
-    @classmethod
-    def prefilter(cls, options: Options) -> Prefilter:
-        return Prefilter(lambda t, lc, u: "tree_" in t, import_words=("tree",))
+    finds = Finds(at=(tree_aliases.RemovedTreeAliases,))
 
     valid = (
         "import jax\njax.tree.map(f, t)",
@@ -59,25 +49,3 @@ class DeprecatedTreeAlias(Rule):
         Invalid("import jax as j\nj.tree_leaves(t)", "import jax as j\nj.tree.leaves(t)"),
         Invalid("from jax import tree_map\ntree_map(f, t)"),
     )
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # Names that are not reads of the alias: attribute names and imported names.
-        self._not_reads: set[int] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._not_reads.add(id(node.attr))
-        old = node.attr.value
-        if old in _ALIASES and self.ctx.resolve(node) == f"jax.{old}":
-            new = cst.Attribute(cst.Attribute(node.value, cst.Name("tree")), cst.Name(_ALIASES[old]))
-            self.report(node, self.message.format(old=old, new=_ALIASES[old]), replace=(node, new))
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        self._not_reads.add(id(node.name))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) in self._not_reads:
-            return
-        old = node.value
-        if old in _ALIASES and self.ctx.resolve(node) == f"jax.{old}":
-            self.report(node, self.message.format(old=old, new=_ALIASES[old]))

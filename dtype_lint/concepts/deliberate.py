@@ -1,245 +1,32 @@
-"""Small predicates over LibCST nodes that several rules share."""
+"""Float32 that is deliberate where the activations meet it (``POLICY.md`` F1, look-alikes):
+a rotary or frequency table (built in float32 on purpose and cast where it is applied), a
+low-bit format's scales, a parameter's or buffer's storage, a module the model keeps in
+float32, values that become integers or feed the loss, and values handed to code that
+casts back (a function of this file or another, a sub-layer whose forward casts back)."""
 
 from __future__ import annotations
 
-import fnmatch
 from typing import TYPE_CHECKING
 
+from dtype_lint.concepts.activations import LOSS_SIDE_WORDS, STORAGE_CALLS
+from dtype_lint.concepts.float32 import INTEGER_RESULTS
+from dtype_lint.concepts.layer_facts import key_of, layer_facts
+from dtype_lint.core.calls import callee_name
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.dtypes import dtype_name
-from dtype_lint.core.flow.engine import FileFlow
-from dtype_lint.core.flow.float32 import CAST_BACK, INTEGER_RESULTS, other_dtype
-from dtype_lint.core.flow.modules import ModulesConfig
-from dtype_lint.core.layers import key_of
-from dtype_lint.core.roles import matches_any
+from dtype_lint.core.rule import Check
 from dtype_lint.core.traversal import descendants
-from dtype_lint.frameworks.bases import LOSS_CLASSES
-from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
-from dtype_lint.rules.options import CAST_HELPER_PATTERNS, Options
+from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 
 if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
+    from dtype_lint.core.options import Options
 
-# Names of values on the loss side, where float32 is deliberate (logits for the loss,
-# the loss, its labels and masks).
-LOSS_SIDE_WORDS = ("logit", "loss", "label")
-FORWARD_NAMES = frozenset({"forward", "__call__"})
-# Calls that create parameters, state or buffers: a dtype in their arguments is a storage
-# dtype (`self.variable("stats", "mean", lambda s: jnp.zeros(s, jnp.float32), shape)`).
-STORAGE_CALLS = frozenset({"param", "variable", "get_parameter", "get_state", "add_weight", "add_variable",
-                           "create_parameter", "Parameter", "register_parameter", "register_buffer"})
-# Calls that store a value into a cache or recurrent state (`cache.update(...)`,
-# `cache.update_recurrent_state(...)`): the state's precision is the storage's choice.
-STATE_UPDATES = ("update", "store_", "write_")
 # Names that say a value routes tokens to experts: a router's float32 is deliberate (its
 # outputs are cast back where the experts' outputs are combined).
 ROUTER_WORDS = ("router", "routing")
 # Names that say a value is a rotary/frequency table (or a call builds one): such tables are
 # built in float32 on purpose and cast where they are applied to activations.
 TABLE_WORDS = ("rope", "rotary", "freq")
-
-
-def argument(call: cst.Call, position: int | None, keyword: str | None) -> cst.BaseExpression | None:
-    """The expression passed as ``keyword=`` or at ``position`` (when no star-args precede it)."""
-    positional = 0
-    found = None
-    for arg in call.args:
-        if arg.keyword is not None:
-            if keyword is not None and arg.keyword.value == keyword:
-                return arg.value
-        elif arg.star:
-            positional = -1_000_000  # positions after *args are unknown
-        else:
-            if position is not None and positional == position:
-                found = arg.value
-            positional += 1
-    return found
-
-
-# Array constructors that take a dtype positionally (`jnp.asarray(x, jnp.float32)`,
-# `jnp.zeros(shape, dtype)`, `jax.random.normal(key, shape, dtype)`).
-ARRAY_CREATORS = frozenset({"array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
-                            "tensor", "as_tensor", "normal", "uniform", "zeros_like", "ones_like", "full_like",
-                            "empty_like"})
-
-
-def positional_dtype(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
-    """For an array constructor, a positional argument after the first that names a
-    dtype (a spelled one, or one whose text mentions ``dtype``)."""
-    if callee_name(call) not in ARRAY_CREATORS:
-        return None
-    for arg in call.args[1:]:
-        if arg.keyword is not None or arg.star:
-            break
-        if dtype_name(arg.value, ctx) or "dtype" in ctx.module.code_for_node(arg.value).lower():
-            return arg.value
-    return None
-
-
-def follows_a_dtype(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """A dtype argument that follows something: its text mentions ``dtype``
-    (``x.dtype``, ``self.dtype``), or it is a name bound to such a value
-    (``orig_type = x.dtype`` ... ``.to(orig_type)``)."""
-    if "dtype" in ctx.module.code_for_node(node).lower():
-        return True
-    flow = FileFlow.of(ctx)
-    return isinstance(node, cst.Name) and any(other_dtype(value, flow) for value in flow.values(node, CAST_BACK))
-
-
-def has_star_kwargs(call: cst.Call) -> bool:
-    return any(arg.star == "**" for arg in call.args)
-
-
-def callee_name(call: cst.Call) -> str | None:
-    """The callee's last name (``f`` of ``a.b.f(...)`` and of ``f(...)``), else None."""
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-
-
-def method_name(call: cst.Call) -> str | None:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
-
-
-def names_dtype(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """True when the expression is, or evidently computes, a dtype (not a device)."""
-    if dtype_name(node, ctx):
-        return True
-    if isinstance(node, cst.Call) and ctx.resolve(node.func) == "getattr" and node.args:
-        return ctx.resolve(node.args[0].value) in ("torch", "jax.numpy", "numpy")
-    return "dtype" in ctx.module.code_for_node(node).lower()
-
-
-def cast_target(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
-    """For a cast call (``x.half()``, ``x.to(dtype)``, ``x.astype(d)``...), the receiver."""
-    name = method_name(call)
-    if name is None:
-        return None
-    receiver = call.func.value  # type: ignore[union-attr]
-    if name in CAST_METHODS and not call.args:
-        return receiver
-    if name in TYPE_CAST_METHODS:
-        dtype = argument(call, 0, "dtype")
-        if name == "to" and dtype is None:
-            dtype = argument(call, 1, None)  # .to(device, dtype)
-        if dtype is not None and names_dtype(dtype, ctx):
-            return receiver
-    return None
-
-
-_METHOD_DTYPES = {"half": "float16", "bfloat16": "bfloat16", "double": "float64", "float": "float32"}
-
-
-def cast_dtype_name(call: cst.Call, ctx: FileContext) -> str | None:
-    """For a cast call, the canonical dtype it casts to, when it is spelled out."""
-    name = method_name(call)
-    if name in _METHOD_DTYPES and not call.args:
-        return _METHOD_DTYPES[name]
-    if name in TYPE_CAST_METHODS:
-        dtype = argument(call, 0, "dtype")
-        if name == "to" and (dtype is None or not names_dtype(dtype, ctx)):
-            dtype = argument(call, 1, None)
-        return dtype_name(dtype, ctx) if dtype is not None else None
-    return None
-
-
-def casting_helper(name: str) -> bool:
-    """A function named as an explicit casting helper (``cast_params``, ``to_bf16``), whose
-    body is the casting API: not reported there, but where it is called."""
-    from dtype_lint.core.roles import CASTING_FUNCTION_WORDS, words_of
-
-    return bool(words_of(name) & CASTING_FUNCTION_WORDS) or any(
-        fnmatch.fnmatchcase(name.lower(), pattern) for pattern in CAST_HELPER_PATTERNS) or any(
-        word in name.lower() for word in ("half", "fp16", "bf16", "float16", "bfloat16"))
-
-
-def in_cast_helper(ctx: FileContext) -> bool:
-    """Inside the body of an explicit casting API, where casting is what was asked for."""
-    return any(
-        isinstance(scope.node, cst.FunctionDef)
-        and any(fnmatch.fnmatchcase(scope.name.lower(), pat) for pat in CAST_HELPER_PATTERNS)
-        for scope in ctx.scopes
-    )
-
-
-def is_layer_forward(ctx: FileContext, name: str) -> bool:
-    """Whether ``name`` is a forward method (``forward``, ``forward_*``, ``__call__``) of
-    the layer class whose body we are directly in."""
-    if name not in FORWARD_NAMES and not name.startswith("forward"):
-        return False
-    cls = ctx.method_class()
-    if cls is None:
-        return False
-    if cls.kinds & {"torch_module", "flax_module"}:
-        return True
-    # A class deriving from some other layer we cannot resolve.
-    return any(b.endswith(("Module", "Layer", "Block", "Model")) for b in cls.bases)
-
-
-def in_loss_or_entry_class(ctx: FileContext, options: Options) -> bool:
-    """In a method of a loss class, or of a user-facing wrapper (``entry-point-classes``,
-    not its subclasses, which are models) whose ``__call__`` converts the user's inputs."""
-    cls = ctx.method_class()
-    if cls is None:
-        return False
-    if matches_any(cls.name, options.entry_point_classes):
-        return True
-    return any(matches_any(name.rsplit(".", 1)[-1], LOSS_CLASSES) for name in (cls.name, *cls.bases))
-
-
-def in_inference_function(ctx: FileContext, options: Options) -> bool:
-    """Inside a function that only runs a model for inference or evaluation."""
-    return any(
-        isinstance(scope.node, cst.FunctionDef) and matches_any(scope.name.lower(), options.inference_functions)
-        for scope in ctx.scopes
-    )
-
-
-def mentions_loss_side(node: cst.CSTNode, ctx: FileContext) -> bool:
-    text = ctx.module.code_for_node(node).lower()
-    return any(word in text for word in LOSS_SIDE_WORDS)
-
-
-# Frameworks whose arrays take NumPy dtypes as their compute dtype (`jnp.zeros(n, np.float32)`).
-NUMPY_DTYPE_FRAMEWORKS = frozenset({"jax", "flax", "trax", "haiku", "tensorflow", "objax", "equinox", "keras", "mlx"})
-
-
-def numpy_dtypes_on_host(ctx: FileContext, options: Options) -> bool:
-    """Whether a NumPy dtype in this file can only be a NumPy array's, which lives on the
-    host: the whole file imports no framework whose arrays take NumPy dtypes (torch's
-    tensors do not)."""
-    return not ctx.layers(options).imports_any(NUMPY_DTYPE_FRAMEWORKS)
-
-
-def host_side_dtype(dtype: cst.BaseExpression, ctx: FileContext, options: Options) -> bool:
-    """A NumPy dtype (``np.float32``) where no framework takes one as a compute dtype
-    (torch code): what it types is a NumPy array, host-side data."""
-    return (ctx.resolve(dtype) or "").startswith("numpy.") and numpy_dtypes_on_host(ctx, options)
-
-
-def module_kind(expr: cst.BaseExpression, ctx: FileContext, options: Options) -> str | None:
-    """Why ``expr`` is known to be a torch module, or None.
-
-    Known: ``self`` in a module's method, a constructor call of a module class, a name
-    bound to one or annotated as one, or a name configured in ``module-names``: the
-    flow engine with the modules configuration, constructions only (no factories,
-    copies or moves).
-    """
-    config = ModulesConfig(named=lambda node: _named_by_option(node, options), factories=False)
-    for source in FileFlow.of(ctx).sources(expr, config):
-        return source.kind
-    return None
-
-
-def _named_by_option(expr: cst.BaseExpression, options: Options) -> str | None:
-    """A name, or ``self.<name>``, that ``module-names`` matches."""
-    if isinstance(expr, cst.Name):
-        return f"'{expr.value}' names a model" if matches_any(expr.value, options.module_names) else None
-    if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
-            and matches_any(expr.attr.value, options.module_names)):
-        return f"'self.{expr.attr.value}' names a model"
-    return None
-
-
 # Functions whose result is a table of phases or frequencies: what feeds them is computed
 # in float32 on purpose (sin/cos of large positions lose everything in half precision).
 _TABLE_FUNCTIONS = frozenset({"exp", "sin", "cos", "polar", "exp2", "sincos"})
@@ -309,7 +96,7 @@ def _sublayer_casts_back(constructors: list[str], facts, ctx: FileContext) -> bo
 def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dict[int, cst.CSTNode],
                        ctx: FileContext, options: Options) -> bool:
     """Whether the float32 value the pin makes is deliberate: the function is quantised
-    code (``core.layers``), the value is stored as a parameter or buffer, the cast's
+    code (``concepts.quantised``), the value is stored as a parameter or buffer, the cast's
     result is unused (``self.vae.to(torch.float32)``: only a module casts in place), or
     by where the value flows within the
     function (directly, or through the names it is assigned to): into a sin/cos/exp
@@ -322,7 +109,7 @@ def deliberate_float32(pin: cst.CSTNode, function: cst.FunctionDef, parents: dic
     (``block(h, rotary_emb=table)``). Nor in a module the file's model keeps in float32
     by name (``_keep_in_fp32_modules``): its weights are float32 too, nor in a private
     helper whose every caller casts its result back."""
-    facts = ctx.layers(options)
+    facts = layer_facts(ctx, options)
     cls = ctx.classes[-1].name if ctx.classes else None
     if any(word in name.lower() for name in (function.name.value, cls or "") for word in TABLE_WORDS):
         return True  # the function or its class says it builds a rotary or frequency table
@@ -419,3 +206,19 @@ def _read(name: cst.Name, parents: dict[int, cst.CSTNode]) -> bool:
             return True
         node = parents.get(id(node))
     return True
+
+
+QUANTISED_CODE = Check("quantised code (its float32 is the low-bit format's)",
+                       lambda ctx, options, hit: layer_facts(ctx, options).quantised(key_of(ctx)))
+
+
+def _deliberate(ctx: FileContext, options: Options, hit) -> bool:
+    """The finder's site names the function it lies in and that function's parents."""
+    if hit.site.context is None:
+        return False
+    function, parents = hit.site.context
+    return deliberate_float32(hit.site.node, function, parents, ctx, options)
+
+
+DELIBERATE = Check("float32 that is deliberate where it goes (a rotary or frequency table, storage, quantised "
+                   "code, the loss side, integers, code that casts back)", _deliberate)

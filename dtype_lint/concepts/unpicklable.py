@@ -36,7 +36,8 @@ in a ``finally`` block (a temporary swap, see :attr:`FileFlow.restored`).
 from __future__ import annotations
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow.engine import WRAPS, Carry, FileFlow, FlowConfig, FScope, Source, dotted
+from dtype_lint.core.flow.engine import Carry, FileFlow, FlowConfig, Source
+from dtype_lint.core.flow.scopes import WRAPS, FScope, dotted
 
 _PARTIALS = frozenset({"functools.partial", "partial"})
 _METHOD_TYPES = frozenset({"types.MethodType", "MethodType"})
@@ -54,6 +55,8 @@ class PicklingConfig(FlowConfig):
     callable of its own is a source (its sinks' prefilters see such calls)."""
 
     imported_factories = True
+    what = ("a value pickle cannot store by reference (a lambda, a local function or class, a generator, a "
+            "partial or bound method of one, what a factory of this file or another returns)")
 
     def source(self, flow: FileFlow, expr: cst.BaseExpression, scope: FScope | None) -> str | None:
         if isinstance(expr, cst.Lambda):
@@ -104,6 +107,8 @@ class _InFilePickling(PicklingConfig):
     its whole-file test asks for a local callable in the file)."""
 
     imported_factories = False
+    what = ("a value pickle cannot store by reference (a lambda, a local function or class, a generator, a "
+            "partial or bound method of one, what a factory of this file returns)")
 
 
 PICKLING = PicklingConfig()

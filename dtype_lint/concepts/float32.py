@@ -20,12 +20,12 @@ source, and a cast carries nothing of its receiver), ``.type_as(x)``; boolean an
 results (comparisons, ``not``/``~``, ``.bool()``, ``.long()``, ``argmax``..., an
 integer ``dtype=``: :func:`not_float_value`, :data:`INTEGER_RESULTS`, which the float32
 rules read too). Values that only set parameter storage are the rules' own test
-(``dtype_lint.rules.patterns``), not the flow's.
+(the finders' sanitizers), not the flow's.
 
 :data:`FLOAT32` reads names in the *may* reading with every propagator;
 :data:`CAST_BACK` is how the float32 rules read a dtype argument: one binding, as the
 traversal sees it (``orig = x.dtype`` ... ``.to(orig)``), whose values
-:func:`other_dtype` then judges by their text (``dtype_lint.rules.patterns.follows_a_dtype``).
+:func:`other_dtype` then judges by their text (``dtype_lint.concepts.casts.follows_a_dtype``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING
 
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.dtypes import dtype_name, is_float32
-from dtype_lint.core.flow.engine import Carry, FileFlow, FlowConfig, FScope
+from dtype_lint.core.flow.engine import Carry, FileFlow, FlowConfig
+from dtype_lint.core.flow.scopes import FScope
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 
 if TYPE_CHECKING:

@@ -39,6 +39,9 @@ class RuleDoc:
     known_limits: str = ""
     kind: str = "static"  # "static" (a lint rule) or "runtime" (a runtime check)
     default_enabled: bool = True
+    # What the rule finds, from its declaration (finders, flow, sanitizers; see
+    # dtype_lint.core.rule.Rule.describe): filled in by the registry, not written by hand.
+    finds: str = ""
 
     @property
     def family(self) -> str:
@@ -61,6 +64,7 @@ class RuleDoc:
             f"Family: {self.family}. Kind: {self.kind}."
             + ("" if self.default_enabled else " Not enabled by default: select it."),
             "## What it does\n" + _dedent(self.what_it_does),
+            *(["## What it finds\n" + self.finds] if self.finds else []),
             "## Why is this bad?\n" + _dedent(self.why_bad),
             "## Example\n```python\n" + _dedent(self.example) + "\n```",
             "## Use instead\n```python\n" + _dedent(self.use_instead) + "\n```",

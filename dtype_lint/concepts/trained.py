@@ -1,46 +1,25 @@
-"""Roles of receivers and code paths, for the recasting rules (F3) and any other.
+"""What is trained, and what runs for inference, evaluation or export: the path a cast
+of a module lies on (F3: only a cast of the model that is *trained* is a hazard).
 
-Two questions, answered from what a file says rather than from lists of names:
-
-* **Is this receiver a module?** A module is what the file builds with a module class
-  (``torch.nn`` or a class deriving from one), ``self`` in a module's method, a
-  parameter annotated as one, a class imported from a package of models or layers
-  (``mypkg.models.ResNet``), a value bound from one of those or from a factory or
-  loader named for a model (``build_model(...)``, ``from_pretrained(...)``,
-  ``torch.jit.load``), a copy of a module (``deepcopy(model)``, the usual EMA copy), or
-  a name on which the file calls what only modules have (``.parameters()``,
-  ``.state_dict()``, ``.eval()``, ``.train()``, ``.named_modules()``..., or which it
-  wraps in ``DistributedDataParallel``): that is how a loss or criterion attribute is
-  known to be a module. A receiver only *named* like a model (``module-names``) is taken
-  to be one unless the file says it is a tensor or a batch: tensor words in its name
-  (``model_inputs``, ``model_output``), tensor-only methods used on it (``.shape``,
-  ``.view()``, ``.expand()``...), or a value computed from tensors.
-  Bindings, copies and device moves are followed by the flow engine with the modules
-  configuration (``dtype_lint.core.flow.modules``); the name heuristics are its
-  ``named`` hook (:meth:`Roles._named_module`).
-
-* **Is this code on a training path or an inference/export path?** Training: a branch
-  taken when a ``training`` flag holds, a function that steps an optimizer, calls
-  ``backward()``, ``.train()``, ``fit()`` or takes gradients (``jax.grad``,
-  ``value_and_grad``, ``apply_gradients``, ``optax.apply_updates``). Inference: a function that puts the same receiver in
-  eval mode or freezes it (``.eval()``, ``.requires_grad_(False)``) and never back in
-  train mode; one that trains nothing and readies or runs the receiver for inference
-  (``prepare_for_inference_()``, ``.generate()``) or saves it to a file (checkpoint
-  conversion), or runs under ``no_grad``/``inference_mode`` (decorator or ``with``), or
-  uses an export runtime (ONNX, TensorRT, OpenVINO, Core ML, TF Lite, ExecuTorch); a
-  function named for inference (``inference-functions``); a class that puts the
-  receiver in eval mode and never in train mode, or whose ``__call__``/``forward`` runs
-  without gradients; a script (``__main__``) in which nothing trains. Skipped entirely:
-  test code (files named ``test_*.py`` or ``*_test.py`` or importing a test framework,
-  ``test_*`` functions, ``Test*`` classes), the bodies of explicit casting helpers, and
-  classes whose job is casting (precision plugins and policies, casting hooks). A cast
-  to another value's dtype (``.to(unet.dtype)``, ``m.half() if x.dtype is
+* **Training**: a branch taken when a ``training`` flag holds, a function that steps an
+  optimizer, calls ``backward()``, ``.train()``, ``fit()`` or takes gradients
+  (``jax.grad``, ``value_and_grad``, ``apply_gradients``, ``optax.apply_updates``).
+* **Inference**: a function that puts the same receiver in eval mode or freezes it
+  (``.eval()``, ``.requires_grad_(False)``) and never back in train mode; one that trains
+  nothing and readies or runs the receiver for inference (``prepare_for_inference_()``,
+  ``.generate()``) or saves it to a file (checkpoint conversion), or runs under
+  ``no_grad``/``inference_mode`` (decorator or ``with``), or uses an export runtime (ONNX,
+  TensorRT, OpenVINO, Core ML, TF Lite, ExecuTorch); a function named for inference
+  (``inference-functions``); a class that puts the receiver in eval mode and never in
+  train mode, or whose ``__call__``/``forward`` runs without gradients; a script
+  (``__main__``) in which nothing trains.
+* A cast to another value's dtype (``.to(unet.dtype)``, ``m.half() if x.dtype is
   torch.float16 else m``) keeps what is there and is no recast.
 
-File-wide facts come from CPython's ``ast`` of the whole file (so the prefilter, which
-may hand LibCST only part of a file, cannot change them); facts about one function
-come from that function's LibCST node, which the prefilter always keeps whole. Both
-are computed once per file, on first use.
+File-wide facts come from CPython's ``ast`` of the whole file (so the prefilter, which may
+hand LibCST only part of a file, cannot change them); facts about one function come from
+that function's LibCST node, which the prefilter always keeps whole. Both are made once
+per file, on first use.
 """
 
 from __future__ import annotations
@@ -48,56 +27,28 @@ from __future__ import annotations
 import ast
 import dataclasses
 import fnmatch
-import functools
 import re
 from typing import TYPE_CHECKING, Iterable
 
+from dtype_lint.concepts.float32 import CAST_BACK
+from dtype_lint.concepts.modules import DEVICE_MOVES, cst_dotted as _cst_dotted, cst_last as _cst_last
 from dtype_lint.core.deferred import cst
+from dtype_lint.core.rule import Check, Hit
 from dtype_lint.core.flow.engine import FileFlow
-from dtype_lint.core.flow.float32 import CAST_BACK
 from dtype_lint.core.shapes import Index, dotted, last_name
+from dtype_lint.core.words import matches_any, words_of
 
 if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
-    from dtype_lint.rules.options import Options
+    from dtype_lint.core.options import Options
 
-# What only modules have (tensors have none of these).
-MODULE_METHODS = frozenset({
-    "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict",
-    "eval", "train", "modules", "named_modules", "children", "named_children", "register_buffer",
-    "register_parameter", "register_forward_hook", "register_forward_pre_hook", "register_module",
-    "add_module", "get_submodule", "zero_grad",
-})
-# Wrappers whose first argument is a module.
-MODULE_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "DDP", "FSDP",
-                             "compile"})
-# What only tensors (and arrays) have.
-TENSOR_METHODS = frozenset({
-    "size", "dim", "numel", "view", "reshape", "unsqueeze", "squeeze", "expand", "expand_as", "permute",
-    "transpose", "contiguous", "item", "tolist", "numpy", "detach", "clone", "masked_fill", "flatten", "repeat",
-    "chunk", "softmax", "sum", "mean", "argmax", "narrow", "index_select", "gather", "type_as", "view_as",
-})
-TENSOR_ATTRIBUTES = frozenset({"shape", "ndim", "is_floating_point", "grad_fn", "T"})
-# Words of a name that hold data rather than a model (`model_inputs`, `model_output`).
-TENSOR_WORDS = frozenset({
-    "input", "inputs", "output", "outputs", "batch", "batches", "logit", "logits", "kwargs", "args", "ids",
-    "mask", "masks", "feature", "features", "hidden", "tensor", "tensors", "sample", "samples", "image",
-    "images", "pixel", "values", "embeds", "latents", "latent", "noise", "pred", "preds", "prediction",
-    "predictions", "target", "targets", "grad", "grads", "gradients", "data", "x", "y", "out",
-    "scores", "probs", "states", "cache", "buffer",
-})
-# Words of a factory or loader's name that say it returns a model.
-_FACTORY_WORDS = frozenset({"model", "models", "network", "net", "criterion", "module"})
-_FACTORY_NAMES = frozenset({"from_pretrained", "from_config", "from_single_file", "deepcopy"})
-# Words of a class name (or its bases') whose job is casting: precision plugins and
-# policies, casting hooks; their bodies do what the user configured.
+
 _CASTING_CLASS_WORDS = frozenset({"precision", "cast", "casting", "caster", "autocast", "recast"})
 # Words of a function's name that make it an explicit casting helper (`tree_cast`,
 # `cast_params`, `convert_to_fp16`; also options.CAST_HELPER_PATTERNS, such as `to_bf16`):
-# its body is the casting API, its call sites are not.
+
 # The path's reason for a cast under a test of another value's dtype.
 MATCHED_DTYPE = "cast to match another value's dtype"
-CASTING_FUNCTION_WORDS = frozenset({"cast", "casting", "caster", "convert", "converter"})
 # Export and deployment runtimes: code that uses them prepares or runs an exported model.
 # (TorchScript is not among them: training code scripts models too.)
 _EXPORT_PREFIXES = ("torch.onnx.", "torch.export.", "onnx", "onnxruntime", "tensorrt",
@@ -116,28 +67,6 @@ _TRAINING_CALLS = frozenset({"backward", "zero_grad", "fit", "grad", "value_and_
 # Calls that write a model or its state to a file.
 _SAVES = frozenset({"save", "save_pretrained", "save_model", "save_file", "save_checkpoint", "push_to_hub"})
 _TRAINING_FLAGS = frozenset({"training", "is_training", "is_train", "train_mode", "in_training"})
-DEVICE_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_"})
-
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
-
-
-def words_of(name: str) -> set[str]:
-    """The lower-case words of a snake_case or CamelCase name."""
-    return {w.lower() for part in name.split("_") for w in _WORD.findall(part)}
-
-
-def matches_any(name: str, patterns: Iterable[str]) -> bool:
-    """Whether ``name`` matches one of the glob ``patterns``."""
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
-
-
-def key_of(name: str) -> str:
-    """How a receiver is keyed across a file: its last name, without leading underscores
-    (`self._criterion` and `criterion` are the same object by convention)."""
-    return name.lstrip("_")
-
-
-# -- file facts, from CPython's ast of the whole file ----------------------------------
 
 
 @dataclasses.dataclass
@@ -148,11 +77,9 @@ class ClassFacts:
     no_grad_entry: bool = False  # its __call__ or forward runs under no_grad / inference_mode
 
 
+
 @dataclasses.dataclass
 class FileFacts:
-    module_keys: frozenset[str]  # keys of receivers the file uses as modules
-    tensor_keys: frozenset[str]  # keys of receivers the file uses as tensors
-    test: bool  # imports a test framework
     script: bool  # has an `if __name__ == "__main__":` block
     trains: bool  # something in the file trains
     classes: dict[str, ClassFacts]
@@ -203,10 +130,8 @@ def _ast_evaluates(call: ast.Call, options: Options) -> bool:
 
 
 def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") -> FileFacts:
+    """What the file's classes and scripts train, from its whole ``ast``."""
     index = Index(tree.body)
-    module_keys = _module_keys(text)
-    tensor_keys: set[str] = set()
-    test = is_test(text, path)
     classes: dict[str, ClassFacts] = {}
     spans: list[tuple[int, int, ClassFacts]] = []  # (first line, last line, facts) of each class
     for node in index(ast.ClassDef):
@@ -230,10 +155,6 @@ def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") ->
     trains = False
     for node in index(ast.Call):
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS:
-            last = last_name(_strip_moves(func.value))
-            if last is not None:
-                tensor_keys.add(key_of(last))
         training = _ast_trains(node)
         trains = trains or training
         if not spans or not (training or isinstance(func, ast.Attribute)):
@@ -252,11 +173,6 @@ def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") ->
                     owner.evaluated.add(receiver)
                 elif func.attr == "train" and not (node.args and _is_false(node.args[0])):
                     owner.trained.add(receiver)
-    for node in index(ast.Attribute):
-        if node.attr in TENSOR_ATTRIBUTES:
-            last = last_name(node.value)
-            if last is not None:
-                tensor_keys.add(key_of(last))
     script = any(_main_guard(node.test) for node in index(ast.If))
     if spans:
         for node in index(ast.Assign):
@@ -266,8 +182,7 @@ def file_facts(tree: ast.Module, text: str, options: Options, path: str = "") ->
                 owner = innermost(node.lineno)
                 if target is not None and target.startswith("self.") and owner is not None:
                     owner.evaluated.add(target)
-    return FileFacts(frozenset(module_keys - {"self"}), frozenset(tensor_keys - module_keys), test, script,
-                     trains, classes)
+    return FileFacts(script, trains, classes)
 
 
 def _no_grad_decorator(node: ast.AST) -> bool:
@@ -279,76 +194,6 @@ def _no_grad_decorator(node: ast.AST) -> bool:
 def _main_guard(test: ast.AST) -> bool:
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
             and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators))
-
-
-def is_test(text: str, path: str) -> bool:
-    """Test code: a file named ``test_*.py``/``*_test.py``/``conftest.py``, or one that
-    imports a test framework."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-            or bool(_TEST_IMPORT.search(text)))
-
-
-_TEST_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:pytest|unittest|absl\.testing|hypothesis)\b", re.MULTILINE)
-
-
-# `name.parameters(`, `name.cuda().eval(`, `name.to(device).train(`: the name before a
-# module method, past device moves with flat arguments; `DDP(name`, `torch.compile(self.net`.
-# The receivers are searched in the reversed text, from the method's `(`: a search that
-# starts with a literal skips to each one, where one that starts with a word would try
-# every word of the file.
-def _reversed(words: Iterable[str]) -> str:
-    return "|".join(sorted(word[::-1] for word in words))
-
-
-_MODULE_RECEIVER_REVERSED = re.compile(
-    rf"\(\s*(?:{_reversed(MODULE_METHODS)})\s*\.(?:\s*\)[^()]*\(\s*(?:{_reversed(DEVICE_MOVES)})\s*\.)*\s*(\w+)(?!\w)")
-_WRAPPED = re.compile(r"\b(?:" + "|".join(sorted(MODULE_WRAPPERS)) + r")\s*\(\s*(?:[\w.]*\.)?(\w+)")
-
-
-def _module_keys(text: str) -> set[str]:
-    """Keys of the receivers of module-only methods and of module wrappers, read from the
-    text (a walk of the tree would cost more than the rest of the rule)."""
-    keys = {key_of(m.group(1)[::-1]) for m in _MODULE_RECEIVER_REVERSED.finditer(text[::-1])}
-    if any(wrapper in text for wrapper in MODULE_WRAPPERS):
-        keys.update(key_of(m.group(1)) for m in _WRAPPED.finditer(text))
-    return keys
-
-
-@functools.lru_cache(maxsize=1)
-def module_keys(text: str) -> frozenset[str]:
-    """For the prefilter: keys of receivers the file uses as modules, as
-    :func:`file_facts` finds them (kept for the last file, whose units ask in turn)."""
-    return frozenset(_module_keys(text))
-
-
-# Words of a package path that holds models or layers (`mypkg.models.ResNet`,
-# `torchvision.models.resnet50`).
-_MODELS_PACKAGE_WORDS = frozenset({"model", "models", "modeling", "modelling", "modules", "networks", "nets",
-                                   "nn", "layers", "architectures", "backbones"})
-
-
-def models_path(qualified: str) -> bool:
-    """Whether a callee is a class imported from a package of models or layers (a segment
-    of its dotted path, not its own name, says so) and is not named for data."""
-    parts = qualified.split(".")
-    if len(parts) < 2 or not parts[-1][:1].isupper() or words_of(parts[-1]) & TENSOR_WORDS:
-        return False  # a class (CamelCase), not a loader whose result may be a copy
-    return any(words_of(part) & _MODELS_PACKAGE_WORDS for part in parts[:-1])
-
-
-def factory_name(name: str | None) -> bool:
-    """Whether a callee's last name says it returns a model (`build_model`,
-    `load_pretrained_model`, `from_pretrained`, `deepcopy` of one)."""
-    if not name:
-        return False
-    if name in _FACTORY_NAMES:
-        return True
-    found = words_of(name)
-    return bool(found & _FACTORY_WORDS) and not found & TENSOR_WORDS
-
-
-# -- per-function facts, from the function's LibCST node ---------------------------------
 
 
 @dataclasses.dataclass
@@ -369,30 +214,11 @@ class FunctionFacts:
     guarded_match: dict[int, frozenset[str]] = dataclasses.field(default_factory=dict)
 
 
-def _cst_dotted(node: cst.CSTNode) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
-
-
 def _cst_strip_moves(node: cst.CSTNode) -> cst.CSTNode:
     while (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
            and node.func.attr.value in DEVICE_MOVES):
         node = node.func.value
     return node
-
-
-def _cst_last(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    if isinstance(node, cst.Name):
-        return node.value
-    return None
 
 
 def _cst_false(args: Iterable[cst.Arg]) -> bool:
@@ -408,106 +234,21 @@ def _training_test(test: cst.BaseExpression) -> bool:
     return last in _TRAINING_FLAGS
 
 
-class Roles:
-    """The roles of one file's receivers and code paths (see the module's docs)."""
+class Paths:
+    """One file's code paths: whether a cast at a place may run before or during
+    training (see the module's docs)."""
 
     def __init__(self, ctx: FileContext, options: Options) -> None:
         self.ctx = ctx
         self.options = options
         self._file: FileFacts | None = None
-        self._test: bool | None = None
         self._functions: dict[int, FunctionFacts] = {}
-        from dtype_lint.core.flow.modules import ModulesConfig  # it reads this module's vocabulary
-
-        self._modules = ModulesConfig(named=self._named_module)
-
-    # -- file --------------------------------------------------------------------------
 
     @property
     def file(self) -> FileFacts:
         if self._file is None:
-            source = self.ctx.source or self.ctx.module.code
-            self._file = file_facts(self.ctx.file_tree(), source, self.options, self.ctx.path)
+            self._file = file_facts(self.ctx.file_tree(), self.ctx.text, self.options, self.ctx.path)
         return self._file
-
-    # -- receivers ---------------------------------------------------------------------
-
-    def module_reason(self, expr: cst.BaseExpression) -> str | None:
-        """Why ``expr`` is a module, or None (unknown, or a tensor or a batch): the flow
-        engine with the modules configuration (core.flow.modules), which follows bindings,
-        copies and device moves, and asks :meth:`_named_module` of a name whose binding
-        says nothing."""
-        for source in FileFlow.of(self.ctx).sources(expr, self._modules):
-            return source.kind
-        return None
-
-    def _named_module(self, expr: cst.BaseExpression) -> str | None:
-        """What a name or attribute alone says: a module, by how the file uses the name
-        or by ``module-names``; None for a tensor or a batch."""
-        if isinstance(expr, cst.Name):
-            name = expr.value
-        elif isinstance(expr, cst.Attribute):
-            name = expr.attr.value
-        else:
-            return None
-        # Data words in the name (`x`, `model_inputs`) outweigh file-wide evidence about
-        # a name that other code may reuse.
-        if words_of(name) & TENSOR_WORDS:
-            return None
-        key = key_of(name)
-        if key in self.file.module_keys:
-            return f"'{name}' is used as a module in this file"
-        if self.tensor(expr, name):
-            return None
-        if matches_any(name, self.options.module_names) and (
-                isinstance(expr, cst.Name) or _cst_dotted(expr) == f"self.{name}"):
-            return f"'{name}' names a model"
-        return None
-
-    def tensor(self, expr: cst.BaseExpression, name: str | None = None) -> bool:
-        """Whether the file says ``expr`` holds tensors or a batch, not a module."""
-        if isinstance(expr, cst.Call):
-            method = _cst_last(expr.func)
-            if method in TENSOR_METHODS or any(a.keyword is not None and a.keyword.value == "return_tensors"
-                                               for a in expr.args):
-                return True
-            return isinstance(expr.func, cst.Attribute) and self.tensor(expr.func.value)
-        if isinstance(expr, (cst.BinaryOperation, cst.Subscript)):
-            return True
-        name = name or _cst_last(expr)
-        if name is None:
-            return False
-        return bool(words_of(name) & TENSOR_WORDS) or key_of(name) in self.file.tensor_keys
-
-    # -- code paths --------------------------------------------------------------------
-
-    def skipped(self) -> str | None:
-        """Why code here is not reported at all: test code, a casting helper's body, or a
-        class whose job is casting."""
-        from dtype_lint.rules.patterns import in_cast_helper
-
-        ctx = self.ctx
-        if self.test_code():
-            return "test code"
-        for info in ctx.classes:
-            if any(words_of(n.rsplit(".", 1)[-1]) & _CASTING_CLASS_WORDS for n in (info.name, *info.bases)):
-                return "a class whose job is casting"
-        if in_cast_helper(ctx) or any(
-                isinstance(s.node, cst.FunctionDef) and words_of(s.name) & CASTING_FUNCTION_WORDS
-                for s in ctx.scopes):
-            return "the body of a casting helper"
-        return None
-
-    def test_code(self) -> bool:
-        """Whether code here is test code: a test file, a ``test*`` function or a test
-        class."""
-        ctx = self.ctx
-        if self._test is None:
-            self._test = is_test(getattr(ctx, "source", None) or ctx.module.code, getattr(ctx, "path", "") or "")
-        return self._test or any(
-            isinstance(scope.node, cst.FunctionDef) and scope.name.startswith("test") for scope in ctx.scopes) or any(
-            info.name.startswith("Test") or info.name.endswith(("Test", "TestCase"))
-            or any(b.endswith("TestCase") for b in info.bases) for info in ctx.classes)
 
     def function_facts(self, fn: cst.FunctionDef) -> FunctionFacts:
         facts = self._functions.get(id(fn))
@@ -720,20 +461,34 @@ class Roles:
         names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         return dtype.value in names and not self.function_facts(fn.node).trains
 
-    def parameter_dict(self, expr: cst.BaseExpression) -> bool:
-        """Whether a dict holds a model's parameters or state: a ``state_dict()``, a
-        checkpoint loaded from a file, or a name that says so (`params`, `weights`,
-        `state_dict`, `sd`, `checkpoint`); not a cache of activations or features. The
-        flow engine with the parameter-trees configuration (core.flow.modules)."""
-        from dtype_lint.core.flow.modules import PARAMETER_TREES  # it reads this module's vocabulary
 
-        return bool(FileFlow.of(self.ctx).sources(expr, PARAMETER_TREES))
+def paths(ctx: FileContext, options: Options) -> Paths:
+    """The file's :class:`Paths`, made on first use and shared by every rule."""
+    return ctx.fact(("paths", options), lambda: Paths(ctx, options))
 
 
-def roles(ctx: FileContext, options: Options) -> Roles:
-    """The file's :class:`Roles`, built on first use and shared by every rule."""
-    found = getattr(ctx, "_roles", None)
-    if found is None or found.options is not options:
-        found = Roles(ctx, options)
-        ctx._roles = found  # type: ignore[attr-defined]
-    return found
+@dataclasses.dataclass(frozen=True)
+class Cast:
+    """What the sanitizers read of a cast's site: its receiver, whether it recasts each
+    parameter in a loop, which skip applies (``"own"``: the module casts' own test;
+    ``"plain"``: test code and casting code; None: none), and whether its path is judged."""
+
+    receiver: cst.BaseExpression | None = None
+    each: bool = False
+    skip: str | None = "own"
+    judged: bool = True
+
+
+def _not_trained(ctx: FileContext, options: Options, hit: Hit) -> bool:
+    """The cast's path runs only for inference, evaluation or export. A loop over the
+    parameters that tests each one's dtype recasts those it picks all the same: its
+    guard chooses which tensors to recast, not a dtype to match."""
+    cast = hit.site.context if isinstance(hit.site.context, Cast) else Cast()
+    if not cast.judged:
+        return False
+    reason = paths(ctx, options).path(hit.site.node, cast.receiver)
+    return reason is not None and not (cast.each and reason == MATCHED_DTYPE)
+
+
+NOT_TRAINED = Check("a path that runs only for inference, evaluation or export, or a cast that matches another "
+                    "value's dtype", _not_trained, file_facts)

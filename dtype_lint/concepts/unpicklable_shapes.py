@@ -1,5 +1,5 @@
 """What the pickling rules' prefilters share: where a value followed by
-:mod:`dtype_lint.core.flow` may start or end outside the unit that holds the sink.
+:mod:`dtype_lint.concepts.unpicklable` may start or end outside the unit that holds the sink.
 
 The flow follows a value across units in three ways the unit's own text does not show:
 a name bound elsewhere (the prefilter follows names bound outside functions, and keeps
@@ -15,7 +15,7 @@ import ast
 import re
 from typing import Sequence
 
-from dtype_lint.core.flow import HOLDERS
+from dtype_lint.concepts.unpicklable import HOLDERS
 from dtype_lint.core.shapes import Syntax, dotted, in_word, lines_of, may_call, qualified_names
 
 # A function kept as context keeps its body when it may make a source: a lambda, a
@@ -46,7 +46,7 @@ def stores_on_self(text: str, u: Syntax, imported: bool = False) -> bool:
 
 
 _NESTED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
-# Names of parameters that may hold a generator (core.flow.pickling's _holds_generator).
+# Names of parameters that may hold a generator (concepts.unpicklable's _holds_generator).
 GENERATOR_PARAM = re.compile(r"(?:^|_)gen(?:erator)?$")
 GENERATOR_WORDS = re.compile(r"\bgen\b|_gen\b|generator|Generator|Iterator|\byield\b")
 # The same words that end a word, searched from their first letter (a search for a
@@ -114,7 +114,7 @@ def may_hold_generator_expression(text: str) -> bool:
 
 def _imported_factory(call: ast.Call, u: Syntax) -> bool:
     """A call, through an import, of a function of another file that returns a callable
-    of its own (the project model's summary: core.flow.pickling follows it)."""
+    of its own (the project model's summary: concepts.unpicklable follows it)."""
     written = dotted(call.func)
     if not written or written.rsplit(".", 1)[-1][:1].isupper():
         return False

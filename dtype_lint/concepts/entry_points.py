@@ -1,0 +1,50 @@
+"""Where a dtype is the user's choice rather than a layer's: user-facing entry points (an
+alternate constructor such as ``from_pretrained``, ``main``, a model wrapper's or a plain
+class's constructor, a function that takes the model it prepares) and data-side code
+(loaders, collators, augmentation, pre- and post-processing, media processors), whose
+float32 is the data's (``POLICY.md`` F1: "a top-level entry point that users configure";
+"data pipelines and loaders")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dtype_lint.concepts.layer_facts import layer_facts
+from dtype_lint.concepts.modules import module_kind
+from dtype_lint.core.words import matches_any
+
+if TYPE_CHECKING:
+    from dtype_lint.core.context import FileContext, Scope
+    from dtype_lint.core.options import Options
+
+
+def data_side(name: str, options: Options) -> bool:
+    """A function, class or module named as data-side code (``data-side-names``)."""
+    return matches_any(name.lower(), options.data_side_names)
+
+
+def data_side_class(ctx: FileContext, options: Options, name: str) -> bool:
+    """A class named as data-side code, unless its structure makes it a layer."""
+    return data_side(name, options) and not layer_facts(ctx, options).is_layer(name)
+
+
+def entry_point(ctx: FileContext, options: Options, function: Scope) -> bool:
+    """Whether the function's defaults are a user's choice rather than a layer's."""
+    if (matches_any(function.name, options.entry_point_functions) or data_side(function.name, options)
+            or data_side(ctx.module_stem, options)):
+        return True
+    cls = ctx.method_class()
+    if cls is not None and data_side_class(ctx, options, cls.name):
+        return True
+    # A function that takes the model applies the user's dtype to it (an optimize or
+    # prepare step), like from_pretrained does.
+    params = function.node.params  # type: ignore[attr-defined]
+    if any(module_kind(p.name, ctx, options) for p in (*params.params, *params.kwonly_params)
+           if p.name.value != "self"):
+        return True
+    if function.name != "__init__" or cls is None:
+        return False
+    # A PreTrainedModel-style wrapper's constructor is the user's entry point, and so is
+    # a plain class's (no base): it configures an object that is not a layer.
+    bases = tuple(b for b in cls.bases if b != "object")
+    return not bases or any(matches_any(b.rsplit(".", 1)[-1], options.entry_point_classes) for b in bases + (cls.name,))
