@@ -1,23 +1,23 @@
-"""Accuracy of dtype-lint on the labelled corpora: precision and recall per hazard family.
+"""Accuracy of dtype-lint on the labelled sets: precision and recall per hazard family, at
+each confidence level, and the default level they choose.
 
-    python benchmarks/accuracy.py                   # both corpora, fetched once into .bench-cache/
-    python benchmarks/accuracy.py --only b --list   # one corpus, with every miss and false alarm
-    python benchmarks/accuracy.py --show-unlabelled --widen  # also review unlabelled findings
-    python benchmarks/accuracy.py --sample 100 PKG_DIR ...   # random findings of whole packages
+    python benchmarks/accuracy.py                        # corpora a-d and set e, fetched once
+    python benchmarks/accuracy.py --only d --list        # one set, every miss and false alarm
+    python benchmarks/accuracy.py --sample 100 PKG_DIR   # random findings of whole packages
 
-Every rule change is judged on both corpora (``corpus/`` and ``corpus-b/``, ten packages
-each): a table per corpus and family, then their union. A change that raises one and
-lowers the other is not done.
+The team's corpora (``corpus/`` to ``corpus-d/``: ``fetch.sh``, ``files.txt``,
+``labels.jsonl``) live outside the repository, in ``<repo>/../shared/``, and are called,
+never copied; our own sets live in ``benchmarks/corpora/`` (labels and a fetch script, no
+package code). Each set is linted once by the real CLI (``dtype-lint check --output-format
+json --min-confidence low``, an empty configuration, no cache) and scored by
+``scoring.py``'s rules: a finding within two lines of a label of its family, a benign label
+or an unlabelled line of a labelled file a false alarm until an outside reader judges it
+(``benchmarks/corpora/judged/<set>.jsonl``).
 
-The corpora and their tools (``fetch.sh``, ``files.txt``, ``labels.jsonl``, ``score.py``)
-live outside the repository, in ``<repo>/../shared/corpus*/`` unless ``--corpus NAME=DIR``
-says otherwise; they are called, never copied. The linter runs as the real CLI
-(``dtype-lint check --output-format json``) with default options, and ``score.py`` scores
-its findings with each family taken from the code prefix and one line of tolerance.
-
-``--sample N PATHS`` lints whole folders that no corpus labels and prints N findings
-drawn at random (seeded, ``--seed``) with their line, for reading by hand: the sampled
-precision in the README comes from such a review.
+The findings are scored at ``low`` (the audit mode), ``medium`` and ``high``; the default
+``min-confidence`` is the lowest level whose precision is at least 0.90 for every family
+on every development set (``--choose-on``; a family with no finding there does not count
+against a level).
 """
 
 from __future__ import annotations
@@ -32,41 +32,47 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import scoring  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
-FAMILIES = {"DTL1": "F1", "DTL2": "F2", "DTL3": "F3"}
+SHARED = REPO.parent / "shared"
+OURS = REPO / "benchmarks" / "corpora"
+# name -> (the set's folder: files.txt, labels.jsonl; how to fetch it)
+SETS = {
+    "a": SHARED / "corpus",
+    "b": SHARED / "corpus-b",
+    "c": SHARED / "corpus-c",
+    "d": SHARED / "corpus-d",
+    "e": OURS / "set-e",
+}
+LEVELS = ("low", "medium", "high")
 TARGET = 0.90
-LINE_TOLERANCE = 1
 
 
-def listed_files(tools: Path) -> list[str]:
-    """``<dist_dir>/<path>`` of every exhaustively labelled file."""
-    out = []
-    for raw in (tools / "files.txt").read_text(encoding="utf-8").splitlines():
-        if raw.strip() and not raw.startswith("#"):
-            _, dist_dir, path = raw.split("\t")
-            out.append(f"{dist_dir}/{path}")
-    return out
-
-
-def ensure_corpus(corpus: Path, tools: Path, files: list[str]) -> None:
-    """Fetch the corpus into ``corpus`` unless every labelled file is already there."""
-    if all((corpus / f).is_file() for f in files):
+def ensure_fetched(folder: Path, dest: Path) -> None:
+    """Fetch the set into ``dest`` unless every labelled file is already there."""
+    if all((dest / f).is_file() for f in scoring.listed_files(folder)):
         return
-    print(f"fetching the corpus into {corpus} ...", file=sys.stderr)
-    subprocess.run(["bash", str(tools / "fetch.sh"), str(corpus)], check=True)
+    print(f"fetching {folder.name} into {dest} ...", file=sys.stderr)
+    if (folder / "fetch.sh").is_file():
+        subprocess.run(["bash", str(folder / "fetch.sh"), str(dest)], check=True)
+    else:
+        subprocess.run([sys.executable, str(OURS / "fetch.py"), str(folder), str(dest)], check=True)
 
 
-def lint(corpus: Path, paths: list[str], select: str | None = None) -> list[dict]:
-    """The CLI's JSON findings for ``paths`` (relative to ``corpus``), paths kept relative."""
+def lint(root: Path, paths: list[str]) -> list[dict]:
+    """The CLI's JSON findings at every confidence for ``paths`` (relative to ``root``)."""
     # An empty config: the corpus (or a folder above it) must not change the options;
     # no cache: every figure comes from the rules as they are now.
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "pyproject.toml"
         config.write_text("")
         proc = subprocess.run(
-            [sys.executable, "-m", "dtype_lint", "check", "--output-format", "json", "--exit-zero",
-             "--no-cache", "--config", str(config), *(["--select", select] if select else []), *paths],
-            cwd=corpus, capture_output=True, text=True,
+            [sys.executable, "-m", "dtype_lint", "check", "--output-format", "json", "--exit-zero", "--no-cache",
+             "--min-confidence", "low", "--config", str(config), *paths],
+            cwd=root, capture_output=True, text=True,
             # This checkout's code, whatever copy of dtype-lint is installed.
             env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))},
         )
@@ -75,79 +81,20 @@ def lint(corpus: Path, paths: list[str], select: str | None = None) -> list[dict
     return json.loads(proc.stdout)
 
 
-def score(corpus: Path, tools: Path, findings: list[dict]) -> dict:
-    """``score.py --json`` output for ``findings``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        findings_path, out_path = Path(tmp) / "findings.json", Path(tmp) / "score.json"
-        findings_path.write_text(json.dumps(findings))
-        return run_scorer(tools / "score.py", corpus, findings_path, out_path,
-                          labels=tools / "labels.jsonl", files=tools / "files.txt")
+def passes(scores: dict[str, scoring.FamilyScore]) -> bool:
+    """Precision at the target for every family that has findings."""
+    return all(math.isnan(s.precision) or s.precision >= TARGET for s in scores.values())
 
 
-def run_scorer(scorer: Path, corpus: Path, findings: Path, out: Path, labels: Path, files: Path) -> dict:
-    families = [arg for prefix, fam in FAMILIES.items() for arg in ("--family", f"{prefix}={fam}")]
-    subprocess.run(
-        [sys.executable, str(scorer), str(corpus), str(findings), *families,
-         "--line-tolerance", str(LINE_TOLERANCE), "--labels", str(labels), "--files", str(files),
-         "--json", str(out)],
-        check=True, stdout=subprocess.DEVNULL,
-    )
-    return json.loads(out.read_text(encoding="utf-8"))
+def default_level(by_level: dict[str, dict[str, dict]], names: list[str]) -> str | None:
+    """The lowest level whose precision passes on every one of ``names``; None if none does."""
+    return next((level for level in LEVELS if all(passes(by_level[level][n]) for n in names)), None)
 
 
-def build_table(result: dict) -> str:
-    """One row per family from ``score.py --json`` output."""
-    header = ("family", "hazards", "found", "missed", "FP benign", "unlabelled", "precision", "recall", "")
-    rows = [header]
-    for family, stats in sorted(result["families"].items()):
-        precision, recall = float(stats["precision"]), float(stats["recall"])
-        ok = all(not math.isnan(v) and v >= TARGET for v in (precision, recall))
-        rows.append((family, str(stats["hazards"]), str(stats["tp"]), str(stats["fn"]),
-                     str(stats["fp_labels"]), str(stats["unlabelled_findings"]),
-                     f"{precision:.3f}", f"{recall:.3f}", "ok" if ok else f"below {TARGET:.2f}"))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
-        for row in rows
-    )
-
-
-def build_listing(result: dict, unlabelled: bool = False) -> str:
-    """Every miss and false positive (and optionally unlabelled finding) as path:line."""
-    lines = []
-    for family, stats in sorted(result["families"].items()):
-        for miss in stats["missed"]:
-            lines.append(f"{family} missed     {miss['path']}:{miss['line']}  {miss['reason']}")
-        for fp in stats["false_positives"]:
-            lines.append(f"{family} false-pos  {fp['path']}:{fp['line']} [{fp['code']}]  {fp['reason']}")
-        if unlabelled:
-            for item in stats["unlabelled"]:
-                lines.append(f"{family} unlabelled {item['path']}:{item['line']} [{item['code']}]")
-    return "\n".join(lines)
-
-
-CORPORA = {"a": REPO.parent / "shared" / "corpus", "b": REPO.parent / "shared" / "corpus-b"}
-
-
-def union(results: list[dict]) -> dict:
-    """The corpora's counts added up per family, with precision and recall recomputed."""
-    families: dict[str, dict] = {}
-    for result in results:
-        for family, stats in result["families"].items():
-            into = families.setdefault(family, {"hazards": 0, "tp": 0, "fn": 0, "fp_labels": 0,
-                                                "unlabelled_findings": 0})
-            for key in into:
-                into[key] += stats[key]
-    for stats in families.values():
-        flagged = stats["tp"] + stats["fp_labels"]
-        stats["precision"] = stats["tp"] / flagged if flagged else math.nan
-        stats["recall"] = stats["tp"] / stats["hazards"] if stats["hazards"] else math.nan
-    return {"families": families}
-
-
-def sample(paths: list[Path], count: int, seed: int, select: str | None) -> str:
-    """``count`` findings drawn at random from linting ``paths``, each with its line."""
-    findings = sorted(lint(Path.cwd(), [str(p) for p in paths], select), key=lambda f: (f["path"], f["line"], f["code"]))
+def sample(paths: list[Path], count: int, seed: int) -> str:
+    """``count`` default-run findings drawn at random from linting ``paths``, with their lines."""
+    findings = [f for f in lint(Path.cwd(), [str(p) for p in paths]) if f["confidence"] != "low"]
+    findings.sort(key=lambda f: (f["path"], f["line"], f["code"]))
     picked = random.Random(seed).sample(findings, min(count, len(findings)))
     out = [f"{len(picked)} of {len(findings)} findings (seed {seed})"]
     for number, finding in enumerate(sorted(picked, key=lambda f: (f["code"], f["path"], f["line"])), 1):
@@ -159,58 +106,58 @@ def sample(paths: list[Path], count: int, seed: int, select: str | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", action="append", default=[], metavar="NAME=TOOLS",
-                        help="a corpus's tools folder (fetch.sh, files.txt, labels.jsonl, score.py); "
-                             "default: a=../shared/corpus and b=../shared/corpus-b")
-    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="score only these corpora")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=FOLDER",
+                        help="another labelled set (files.txt, labels.jsonl, fetch.sh or entries.txt)")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="score only these sets")
     parser.add_argument("--data", type=Path, default=REPO / ".bench-cache",
-                        help="where each corpus is fetched, one folder per name")
-    parser.add_argument("--list", action="store_true", help="list every miss and false alarm")
-    parser.add_argument("--show-unlabelled", action="store_true",
-                        help="also list findings on unlabelled lines of the labelled files")
-    parser.add_argument("--widen", action="store_true",
-                        help="also lint every .py file of the corpus packages and list the findings "
-                             "outside the labelled files (for review by hand)")
+                        help="where each set is fetched, one folder per name")
+    parser.add_argument("--choose-on", default="a,b,c,d", help="the development sets that choose the default level")
+    parser.add_argument("--list", action="store_true", help="list every miss and false alarm (at --level)")
+    parser.add_argument("--level", choices=LEVELS, default="medium", help="the level --list lists")
     parser.add_argument("--sample", type=int, metavar="N", help="print N random findings of PATHS instead")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--select", help="with --sample: only these codes or prefixes (DTL1,DTL303)")
     parser.add_argument("paths", nargs="*", type=Path, help="with --sample: folders to lint")
     args = parser.parse_args(argv)
     if args.sample is not None:
         if not args.paths:
             parser.error("--sample needs PATHS")
-        print(sample(args.paths, args.sample, args.seed, args.select))
+        print(sample(args.paths, args.sample, args.seed))
         return 0
-    corpora = dict(CORPORA)
-    corpora.update(dict(item.split("=", 1) for item in args.corpus))  # type: ignore[misc]
+    sets = dict(SETS)
+    sets.update({name: Path(folder) for name, folder in (item.split("=", 1) for item in args.set)})
     if args.only:
-        corpora = {name: corpora[name] for name in args.only}
-    results = []
-    for name, tools_dir in corpora.items():
-        tools, corpus = Path(tools_dir).resolve(), (args.data / f"corpus-{name}").resolve()
-        if not (tools / "score.py").is_file():
-            sys.exit(f"no corpus tools in {tools}; pass --corpus {name}=DIR")
-        files = listed_files(tools)
-        ensure_corpus(corpus, tools, files)
-        result = score(corpus, tools, lint(corpus, files))
-        results.append(result)
-        print(f"## corpus {name} ({tools.name}: {len(files)} files)")
-        print(build_table(result))
-        listing = build_listing(result, args.show_unlabelled) if (args.list or args.show_unlabelled) else ""
-        if listing:
-            print()
-            print(listing)
-        if args.widen:
-            packages = sorted({f.split("/", 1)[0] for f in files})
-            listed = set(files)
-            print()
-            for finding in lint(corpus, packages):
-                if finding["path"] not in listed:
-                    print(f"outside    {finding['path']}:{finding['line']} [{finding['code']}]")
+        sets = {name: sets[name] for name in args.only}
+    by_level: dict[str, dict[str, dict]] = {level: {} for level in LEVELS}
+    for name, folder in sets.items():
+        folder = folder.resolve()
+        if not (folder / "labels.jsonl").is_file():
+            print(f"## {name}: no labelled set in {folder}; skipped", file=sys.stderr)
+            continue
+        dest = (args.data / f"corpus-{name}").resolve()
+        ensure_fetched(folder, dest)
+        findings = lint(dest, scoring.listed_files(folder))
+        judged = OURS / "judged" / f"{name}.jsonl"
+        for level in LEVELS:
+            by_level[level][name] = scoring.score(folder, findings, min_confidence=level, judged=judged)
+    chooser = [n for n in args.choose_on.split(",") if n in by_level["low"]]
+    for level in LEVELS:
+        print(f"# min-confidence {level}")
+        for name, scores in by_level[level].items():
+            print(f"## {name}\n{scoring.table(scores)}")
+        if len(chooser) > 1:
+            print(f"## union {'+'.join(chooser)}\n{scoring.table(scoring.union([by_level[level][n] for n in chooser]))}")
         print()
-    if len(results) > 1:
-        print(f"## union ({', '.join(corpora)})")
-        print(build_table(union(results)))
+    if chooser:
+        chosen = default_level(by_level, chooser)
+        print(f"default level (precision >= {TARGET} per family on {', '.join(chooser)}): "
+              + (chosen or "none passes"))
+    if args.list:
+        for name, scores in by_level[args.level].items():
+            for family, s in scores.items():
+                for miss in s.missed:
+                    print(f"{name} {family} missed     {miss}")
+                for alarm in s.false_alarms:
+                    print(f"{name} {family} false-pos  {alarm}")
     return 0
 
 

@@ -74,11 +74,12 @@ def listed_files(folder: Path) -> list[str]:
     return out
 
 
-def load_labels(folder: Path) -> list[Label]:
+def load_labels(folder: Path, judged: Path | None = None) -> list[Label]:
+    """The set's labels, and outside readers' verdicts on lines they left out (the set's
+    ``judged.jsonl``, and ``judged`` where the set's own folder is not ours to write)."""
     labels = []
-    for name in ("labels.jsonl", "judged.jsonl"):
-        path = folder / name
-        if not path.is_file():
+    for path in (folder / "labels.jsonl", folder / "judged.jsonl", judged):
+        if path is None or not path.is_file():
             continue
         for raw in path.read_text(encoding="utf-8").splitlines():
             if raw.strip():
@@ -93,11 +94,11 @@ def family_of(code: str) -> str | None:
 
 
 def score(folder: Path, findings: list[dict], tolerance: int = 2, drop_low: bool = False,
-          min_confidence: str | None = None) -> dict[str, FamilyScore]:
+          min_confidence: str | None = None, judged: Path | None = None) -> dict[str, FamilyScore]:
     """Per family, the score of ``findings`` (``path`` relative to the corpus root, ``line``,
     ``code``, optional ``confidence``) on the labelled set in ``folder``."""
     listed = set(listed_files(folder))
-    labels = [label for label in load_labels(folder) if not (drop_low and label.low)]
+    labels = [label for label in load_labels(folder, judged) if not (drop_low and label.low)]
     by_key: dict[tuple[str, str], list[Label]] = {}
     for label in labels:
         by_key.setdefault(label.key, []).append(label)

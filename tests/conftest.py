@@ -14,7 +14,9 @@ from dtype_lint.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>DTL\d+(?:\s*,\s*DTL\d+)*)")
+# `# expect: DTL101` (high confidence), `# expect: DTL303 low`, `# expect: DTL101, DTL204 medium`.
+EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>DTL\d+(?:\s+(?:low|medium|high))?(?:\s*,\s*DTL\d+(?:\s+(?:low|medium|high))?)*)")
+DEFAULT_LEVELS = ("medium", "high")  # what a run with the default min-confidence shows
 
 
 def fixture_files() -> list[Path]:
@@ -42,18 +44,32 @@ def notebook_expectations(path: Path) -> set[tuple[int, int, str]]:
         for number, line in enumerate(cell.source.splitlines(), start=1):
             match = EXPECT.search(line)
             if match:
-                found |= {(cell_number, number, code.strip()) for code in match.group("codes").split(",")}
+                found |= {(cell_number, number, code) for code, level in _codes(match) if level in DEFAULT_LEVELS}
     return found
 
 
+def _codes(match: re.Match) -> list[tuple[str, str]]:
+    """(code, expected confidence) for each code of an expectation (high unless written)."""
+    out = []
+    for item in match.group("codes").split(","):
+        code, _, level = item.strip().partition(" ")
+        out.append((code, level.strip() or "high"))
+    return out
+
+
 def expectations(path: Path) -> set[tuple[int, str]]:
-    """(line, code) pairs written as `# expect: CODE[, CODE]` beside the offending line."""
+    """(line, code) pairs written as `# expect: CODE[, CODE]` beside the offending line,
+    for the findings a run with the default min-confidence shows."""
+    return {(line, code) for line, code, level in leveled_expectations(path) if level in DEFAULT_LEVELS}
+
+
+def leveled_expectations(path: Path) -> set[tuple[int, str, str]]:
+    """(line, code, confidence) of every expectation, the audit mode's (low included)."""
     found = set()
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         match = EXPECT.search(line)
         if match:
-            for code in match.group("codes").split(","):
-                found.add((number, code.strip()))
+            found |= {(number, code, level) for code, level in _codes(match)}
     return found
 
 

@@ -8,7 +8,7 @@ import re
 
 from conftest import FIXTURES, ROOT, expectations
 from dtype_lint.frontends import docs
-from dtype_lint.core.ruledoc import FAMILIES
+from dtype_lint.core.ruledoc import FAMILIES, RUNTIME_CONFIDENCE
 from dtype_lint.rules.registry import RULES, all_docs
 
 
@@ -27,8 +27,20 @@ def test_every_code_is_documented():
         for field in ("summary", "what_it_does", "why_bad", "example", "use_instead", "fix_safety", "options"):
             assert getattr(doc, field).strip(), f"{code} lacks {field}"
         text = doc.markdown()
-        for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+        for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety",
+                        "## Confidence"):
             assert heading in text
+
+
+def test_every_static_rule_says_which_evidence_gives_each_confidence():
+    # A rule page's Confidence section names each level its findings can have: a rule
+    # with a demoting sanitizer can report `low`, so its page must say when.
+    for rule in RULES:
+        text = rule.doc.confidence
+        assert rule.doc.confidence != RUNTIME_CONFIDENCE, f"{rule.doc.code} keeps the runtime text"
+        assert "`high`" in text, rule.doc.code
+        if any(check.demotes == "low" for check in rule.finds.unless):
+            assert "`low`" in text, f"{rule.doc.code} can report low but its docs do not say when"
 
 
 def test_every_static_rule_has_fixtures():

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, expectations, fixture_files
+from conftest import FIXTURES, expectations, fixture_files, leveled_expectations
 
 
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
@@ -18,10 +18,26 @@ def test_cli_matches_expectations(cli, path):
     assert result.code == (1 if got else 0)
 
 
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_the_audit_mode_reports_every_expectation_at_its_confidence(cli, path):
+    result = cli("check", str(path), "--output-format", "json", "--min-confidence", "low")
+    assert {(f["line"], f["code"], f["confidence"]) for f in result.json()} == leveled_expectations(path)
+
+
+def test_the_prefilter_changes_no_finding_at_any_confidence(cli):
+    # The prefilter cuts away what it judges no rule can use; a check that reads a part
+    # it cut (a function body, an import) would lose findings or sanitizers silently.
+    paths = [str(p) for p in fixture_files()]
+    runs = [cli("check", *paths, "--output-format", "json", "--min-confidence", "low", *extra).json()
+            for extra in ([], ["--no-prefilter"])]
+    with_prefilter, without = ({(f["path"], f["line"], f["code"], f["confidence"]) for f in run} for run in runs)
+    assert with_prefilter == without
+
+
 def test_every_fixture_has_expectations_and_look_alikes():
     for path in fixture_files():
         text = path.read_text(encoding="utf-8")
-        assert expectations(path), f"{path.name} has no `# expect:` lines"
+        assert leveled_expectations(path), f"{path.name} has no `# expect:` lines"
         assert "Valid look-alikes" in text, f"{path.name} has no valid look-alikes section"
 
 

@@ -113,6 +113,24 @@ def test_bases_are_walked_across_files_and_reexports(tmp_path):
     assert [s.message for s in steps] == ["Top derives from M", "Middle derives from tnn.Module"]
 
 
+def test_a_namespace_package_above_the_files_package_resolves(tmp_path):
+    # PEP 420: `ns/` has no __init__.py, so the linted file's package root is `ns/`;
+    # `import ns.core.base` starts one folder above it. A folder that only shares a name
+    # further up is not taken for it.
+    write(tmp_path, {
+        "ns/core/__init__.py": "",
+        "ns/core/base.py": "import torch.nn as tnn\nclass Base(tnn.Module): ...\n",
+        "ns/core/layers/__init__.py": "",
+        "ns/core/layers/mlp.py": "",
+        "other/core/__init__.py": "",
+        "other/core/use.py": "",
+    })
+    view = ProjectModel().view(str(tmp_path / "ns" / "core" / "layers" / "mlp.py"))
+    assert view.class_kinds("ns.core.base.Base", framework_kinds)[0] == {"torch_module"}
+    elsewhere = ProjectModel().view(str(tmp_path / "other" / "core" / "use.py"))
+    assert elsewhere.class_kinds("ns.core.base.Base", framework_kinds)[0] == set()
+
+
 def test_cycles_and_unknown_names_end_as_unknown(tmp_path):
     write(tmp_path, {
         "pkg/__init__.py": "",

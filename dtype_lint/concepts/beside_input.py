@@ -61,7 +61,10 @@ class PinnedBesideInput(Finder):
             if not casts_back[0]:
                 parents = parents_of(original_node) if pins else {}
                 for node, how in pins:
-                    self.found(Site(node, {"how": how}, context=(original_node, parents)))
+                    # Outside a layer's forward: that the helper's result meets the
+                    # activations is assumed from the input it is made beside.
+                    self.found(Site(node, {"how": how}, context=(original_node, parents), confidence="medium",
+                                    basis="outside a layer's forward: the result's meeting the activations is assumed"))
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._stack:

@@ -7,9 +7,11 @@ by name: nothing kept on them crosses."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 from typing import TYPE_CHECKING
 
-from dtype_lint.concepts.modules import module_kind
+from dtype_lint.concepts.modules import module_evidence as module_kind
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.flow.engine import FileFlow
 from dtype_lint.core.words import matches_any
@@ -18,43 +20,99 @@ if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
     from dtype_lint.core.options import Options
 
+# Words of a file that holds a dataset, a loader or a dataset pipeline.
+_DATA_WORDS = ("Dataset", "DataLoader", "dataset", "DataPipeline", "IterableWrapper")
 _MODULE_MAKERS = frozenset({"importlib.import_module", "types.ModuleType", "ModuleType", "sys.modules.get"})
 
 
-def pickled_whole(name: str, kinds: frozenset[str], bases: tuple[str, ...], options: Options) -> str | None:
-    """How an instance of the class is pickled whole, or None."""
+@dataclasses.dataclass(frozen=True)
+class Owner:
+    """An object pickled whole: what it is (for the message), and how sure that is (a class
+    the file's bases show: high; a name's convention: medium)."""
+
+    what: str
+    confidence: str = "high"
+    basis: str = ""
+    dataset: bool = False  # a dataset: it crosses only where a loader with workers receives it
+
+    def inside(self, where: str) -> Owner:
+        return dataclasses.replace(self, what=f"{self.what} ({where})")
+
+
+def pickled_whole(name: str, kinds: frozenset[str], bases: tuple[str, ...], options: Options,
+                  text: str = "") -> Owner | None:
+    """How an instance of the class is pickled whole, or None (``text``: the file's)."""
     if kinds & {"torch_module", "dataset"}:
-        return f"a {name} instance"
+        return Owner(f"a {name} instance", dataset="torch_module" not in kinds)
     # Lightning data modules go to ddp_spawn workers with the trainer.
     if any(n.endswith("DataModule") for n in (name, *bases)):
-        return f"a {name} data module (spawned trainers pickle it)"
+        return Owner(f"a {name} data module (spawned trainers pickle it)", "medium",
+                     f"{name} is a data module by its name")
     # Datasets and loaders hold transforms, processors, collators and readers, and
     # pickle them with themselves.
     if matches_any(name, options.transform_classes):
-        return f"a {name} instance (datasets hold it)"
+        # That a dataset holds it is assumed; where the file has no dataset or loader at
+        # all, the object may as well live beside the model (a pipeline's processor).
+        if any(word in text for word in _DATA_WORDS):
+            return Owner(f"a {name} instance (datasets hold it)", "medium", f"{name} is a transform by its name")
+        return Owner(f"a {name} instance (datasets hold it)", "low",
+                     f"{name} is a transform by its name, and nothing in the file is a dataset or a loader")
     return None
 
 
-def owner(receiver: cst.BaseExpression, ctx: FileContext, options: Options) -> str | None:
-    """What ``receiver`` is, where it is pickled whole (a description for the message), or
-    None: ``self`` in a class pickled whole, a model (by construction or ``module-names``)
-    or anything inside one, an instance the file constructs of a class pickled whole."""
+def _through_class(receiver: cst.BaseExpression) -> bool:
+    """``model.__class__`` or ``type(model)``, or anything below: a class's attribute, which
+    pickle names with the class instead of storing it."""
+    node = receiver
+    while isinstance(node, cst.Attribute):
+        if node.attr.value == "__class__":
+            return True
+        node = node.value
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "type"
+
+
+def _mixin_of_a_module(name: str, ctx: FileContext) -> Owner | None:
+    """A class that a module class of the file also derives from (``class Merged(nn.Linear,
+    LoRALayer)``): its ``self`` is that module wherever the mixin's methods run. Medium: the
+    mixin may serve classes that are no modules elsewhere."""
+    def dotted(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Attribute):
+            head = dotted(node.value)
+            return f"{head}.{node.attr}" if head else None
+        return ctx.scopes[0].aliases.get(node.id, node.id) if isinstance(node, ast.Name) else None
+
+    for sub in ctx.file_index()(ast.ClassDef):
+        bases = [dotted(base) for base in sub.bases]
+        if name in bases and any(b and b != name and "torch_module" in ctx.kinds_of(b) for b in bases):
+            return Owner(f"a {sub.name} instance (through its base {name})", "medium",
+                         f"{name} is a base of the module class {sub.name} in this file")
+    return None
+
+
+def owner(receiver: cst.BaseExpression, ctx: FileContext, options: Options) -> Owner | None:
+    """What ``receiver`` is, where it is pickled whole, or None: ``self`` in a class
+    pickled whole, a model (by construction or ``module-names``) or anything inside one,
+    an instance the file constructs of a class pickled whole."""
     if isinstance(receiver, cst.Name) and receiver.value == "self":
         cls = ctx.method_class()
-        return pickled_whole(cls.name, cls.kinds, cls.bases, options) if cls is not None else None
-    if python_module(receiver, ctx):
+        if cls is None:
+            return None
+        return pickled_whole(cls.name, cls.kinds, cls.bases, options, ctx.text) or _mixin_of_a_module(cls.name, ctx)
+    if python_module(receiver, ctx) or _through_class(receiver):
         return None
-    if module_kind(receiver, ctx, options):
-        return "a model"
+    model = module_kind(receiver, ctx, options)
+    if model:
+        return _model(model)
     root = _root(receiver)
-    if root is not receiver and isinstance(root, cst.Name) and not python_module(root, ctx) and (
-            module_kind(root, ctx, options)):
-        # model.encoder.head = ...: a submodule (or any object) inside the model's
-        # attributes is pickled with it
-        return "a model (in one of its submodules)"
+    if root is not receiver and isinstance(root, cst.Name) and not python_module(root, ctx):
+        model = module_kind(root, ctx, options)
+        if model:
+            # model.encoder.head = ...: a submodule (or any object) inside the model's
+            # attributes is pickled with it
+            return _model(model).inside("in one of its submodules")
     if root is not receiver and isinstance(root, cst.Name) and root.value == "self":
         holder = owner(root, ctx, options)  # self.codec.ready = ...: likewise, inside self
-        return f"{holder} (in one of its attributes)" if holder is not None else None
+        return holder.inside("in one of its attributes") if holder is not None else None
     # An instance the file constructs: `ds = MyDataset(...)`, `dm = cls()` in a
     # classmethod of a data module.
     constructed = constructed_class(receiver, ctx)
@@ -62,8 +120,13 @@ def owner(receiver: cst.BaseExpression, ctx: FileContext, options: Options) -> s
         return None
     known = ctx.known_classes.get(constructed)
     if known is not None:
-        return pickled_whole(known.name, known.kinds, known.bases, options)
-    return pickled_whole(constructed.rsplit(".", 1)[-1], frozenset(ctx.kinds_of(constructed)), (), options)
+        return pickled_whole(known.name, known.kinds, known.bases, options, ctx.text)
+    return pickled_whole(constructed.rsplit(".", 1)[-1], frozenset(ctx.kinds_of(constructed)), (), options, ctx.text)
+
+
+def _model(source) -> Owner:
+    """A model, as sure as what makes it one (a construction, or ``module-names``)."""
+    return Owner("a model", source.confidence, source.basis)
 
 
 def constructed_class(receiver: cst.BaseExpression, ctx: FileContext) -> str | None:

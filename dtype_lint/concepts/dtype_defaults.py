@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING, Sequence
 
 from dtype_lint.concepts.activations import host_side_dtype
 from dtype_lint.concepts.definitions import passes_argument
-from dtype_lint.concepts.entry_points import data_side, data_side_class, entry_point
+from dtype_lint.concepts.deliberate import TABLE_WORDS
+from dtype_lint.concepts.entry_points import data_side, data_side_class, entry_point, loads_pretrained
 from dtype_lint.concepts.layer_facts import key_of, layer_facts
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.dtypes import is_float32
+from dtype_lint.core.dtypes import dtype_name, is_float32
 from dtype_lint.core.optional_annotation import optional
 from dtype_lint.core.rule import Check, Finder, Hit, Site
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of
+from dtype_lint.core.traversal import descendants
 
 if TYPE_CHECKING:
     from dtype_lint.core.context import FileContext
@@ -39,8 +41,10 @@ class ComputeDtypeDefaults(Finder):
                 u is None or _compute_default(u.index, u.lines, names)),
             import_words=("float", "half", "double", "single", "bfloat16", "dtype"),
             # Only parameters and fields can hold a finding: a function's body matters
-            # only where it binds one of those names itself.
-            header_only=lambda body, lines: not _compute_default(body, lines, names),
+            # only where it binds one of those names itself or asserts what it may hold.
+            header_only=lambda body, lines: not (_compute_default(body, lines, names) or any(
+                isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name) and n.test.left.id in names
+                for n in body(ast.Assert))),
         )
 
     def visit_Param(self, node: cst.Param) -> None:
@@ -66,8 +70,20 @@ class ComputeDtypeDefaults(Finder):
         # The fix puts `None`, which must type-check: the annotation is made to admit it.
         also, imports = optional(annotation.annotation, self.ctx.text, self.options.target_version) if (
             annotation is not None) else ((), ())
+        confidence, basis = self._evidence()
         self.found(Site(default, {"name": name}, replace=((default, cst.Name("None")), *also), imports=imports,
-                        context=(kind, name)))
+                        context=(kind, name), confidence=confidence, basis=basis))
+
+    def _evidence(self) -> tuple[str, str]:
+        """High where the dtype belongs to a layer (by its structure) or to a function on
+        a layer's forward path: its values meet the activations there. Elsewhere (a public
+        helper, a plain class) that they do is assumed: medium."""
+        facts = layer_facts(self.ctx, self.options)
+        cls = self.ctx.current_class
+        if (cls is not None and facts.is_layer(cls.name)) or (
+                self.ctx.function is not None and facts.on_forward_path(key_of(self.ctx))):
+            return "high", ""
+        return "medium", "a helper or plain class: that its values meet the activations is assumed"
 
 
 def _user_choice(ctx: FileContext, options: Options, hit: Hit) -> bool:
@@ -109,12 +125,51 @@ def _bases_pass(ctx: FileContext, options: Options, hit: Hit) -> bool:
     return bool(calls) and all(passes_argument(call, name, position) for call in calls)
 
 
+def _full_precision_only(ctx: FileContext, options: Options, hit: Hit) -> bool:
+    """The function asserts the dtype is float32 or float64 (``assert dtype in
+    [torch.float64, torch.float32]``): a precision knob for a table, which half
+    precision may not take, not a computation dtype."""
+    kind, name = hit.site.context
+    function = ctx.function
+    if kind != "param" or function is None:
+        return False
+    for node in descendants(function.node):
+        if isinstance(node, cst.Assert) and isinstance(node.test, cst.Comparison) and isinstance(
+                node.test.left, cst.Name) and node.test.left.value == name:
+            sides = [c.comparator for c in node.test.comparisons]
+            values = [e.value for side in sides for e in (side.elements if isinstance(side, (cst.List, cst.Tuple, cst.Set))
+                                                          else ())] or sides
+            if values and all(dtype_name(v, ctx) in ("float32", "float64") for v in values):
+                return True
+    return False
+
+
+def _one_hot(ctx: FileContext, options: Options, hit: Hit) -> bool:
+    function = ctx.function
+    return function is not None and any(word in function.name.lower() for word in ("one_hot", "onehot"))
+
+
 USER_CHOICE = Check("a user entry point or data-side code (the default is the user's or the data's choice)",
                     _user_choice)
 BENIGN_ROLE = Check("a storage, mask, int-to-float, island or inner-link role of the dtype in the file "
                     "(concepts.storage, concepts.islands)", _benign_role)
 HOST_SIDE = Check("a NumPy dtype where no framework takes one as a compute dtype (host-side arrays)", _host_side)
 BASES_PASS = Check("an override whose base classes, in other files, always pass the dtype", _bases_pass)
+PRETRAINED_MODEL = Check("a top-level model that loads its own weights (a pretrained or checkpoint argument): "
+                         "its dtype is the user's knob, by convention",
+                         lambda ctx, options, hit: loads_pretrained(ctx, options), demotes="low")
+FULL_PRECISION_ONLY = Check("a dtype the function asserts is float32 or float64: a table's precision knob",
+                            _full_precision_only)
+ONE_HOT = Check("a one-hot helper (its name says so): its dtype is the encoding's", _one_hot, demotes="low")
+
+
+def _table_builder(ctx: FileContext, options: Options, hit: Hit) -> bool:
+    names = [s.name for s in ctx.scopes if isinstance(s.node, (cst.FunctionDef, cst.ClassDef))]
+    return any(word in name.lower() for name in names for word in TABLE_WORDS)
+
+
+TABLE_BUILDER = Check("a rotary or frequency table's builder (its name says so): such tables are kept in float32 "
+                      "on purpose and cast back where they are applied", _table_builder, demotes="low")
 
 
 # The finder's shape, checked on CPython's ast by the prefilter.

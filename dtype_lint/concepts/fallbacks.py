@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from dtype_lint.core.options import Options
 
 
+# A switch's else branch takes every value its tests do not name: the float32 setting the
+# code may have validated elsewhere, or a setting it does not know.
+_ELSE = "the else branch of a precision switch, which may be the float32 setting itself"
+
+
 class PrecisionFallbacks(Finder):
     """A dtype lookup or precision switch whose fallback is float32."""
 
@@ -48,13 +53,16 @@ class PrecisionFallbacks(Finder):
             # a precision lookup.
             left = self.ctx.module.code_for_node(node.left)
             if not any(name in left for name in self.options.param_dtype_names):
-                self.found(Site(node.right))
+                # `x or float32`: float32 where nothing is set, the documented default that
+                # POLICY.md counts as benign, unless `x` may be a setting it does not know.
+                self.found(Site(node.right, confidence="low",
+                                basis="float32 where no dtype is set (None -> float32), which may be the documented default"))
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         if self._not_a_lookup(node.test):
             return  # an input's dtype check (an island) or a boolean switch: not a lookup
         if is_float32(node.orelse, self.ctx) and dtype_name(node.body, self.ctx) in LOW_PRECISION:
-            self.found(Site(node.orelse))
+            self.found(Site(node.orelse, confidence="medium", basis=_ELSE))
 
     def visit_If(self, node: cst.If) -> None:
         if self._not_a_lookup(node.test) or not isinstance(node.orelse, cst.Else):
@@ -66,7 +74,7 @@ class PrecisionFallbacks(Finder):
         while isinstance(branch, cst.If):
             value = _assigned_dtype(branch.body)
             if value is not None and dtype_name(value, self.ctx) in LOW_PRECISION:
-                self.found(Site(fallback))
+                self.found(Site(fallback, confidence="medium", basis=_ELSE))
                 return
             branch = branch.orelse
 

@@ -22,17 +22,108 @@ from dtype_lint.concepts.layer_facts import key_of, layer_facts
 from dtype_lint.concepts.layers import forward_name
 from dtype_lint.concepts import modules as module_concepts
 from dtype_lint.concepts.modules import modules
-from dtype_lint.core.calls import argument, method_name
+from dtype_lint.core.calls import argument, callee_name, method_name
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.dtypes import LOW_PRECISION, dtype_name, is_float32, is_numpy_call
 from dtype_lint.core.options import Options
-from dtype_lint.core.rule import Finder, Site
+from dtype_lint.core.rule import Check, Finder, Site
 from dtype_lint.core.shapes import Index, Prefilter, f32, lines_of, may_call, walk
+from dtype_lint.core.traversal import descendants
 from dtype_lint.core.traversal import parents as parents_of
 from dtype_lint.frameworks.casts import TYPE_CAST_METHODS
 
 # Methods that take a tensor off the device: a float32 cast right before them exports.
 _EXPORTS = frozenset({"numpy", "tolist", "item"})
+# Functions that cast their first argument to the dtype given second.
+_CAST_FUNCTIONS = frozenset({"cast", "convert_element_type"})
+
+
+def _loss_side_output(ctx, options: Options, hit) -> bool:
+    """A softmax or log-softmax made in float32 whose value the function returns as it is
+    (through a name read only by ``return`` and ``assert``): the output for the loss,
+    which POLICY.md keeps in float32 on purpose."""
+    if hit.site.context is None:
+        return False
+    function, parents = hit.site.context
+    call = parents.get(id(hit.site.node))
+    call = parents.get(id(call)) if isinstance(call, cst.Arg) else call
+    if not isinstance(call, cst.Call) or (callee_name(call) or "") not in ("softmax", "log_softmax"):
+        return False
+    holder = parents.get(id(call))
+    if isinstance(holder, cst.Return):
+        return True
+    if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name)):
+        return False
+    name = holder.targets[0].target.value
+    # Reads in the other branch of an `if` around the softmax see another value
+    # (`if log: x = log_softmax(x) else: x = softmax(x)`).
+    inside = {id(n) for n in descendants(holder)}  # its own reads are of the value before
+    reads = [n for n in descendants(function.body) if isinstance(n, cst.Name) and n.value == name
+             and id(n) not in inside and not _written(n, parents) and not _exclusive(n, holder, parents)]
+    return bool(reads) and all(_returned(n, parents) or _read_by(n, parents, (cst.Assert,)) for n in reads)
+
+
+def _returned(name: cst.Name, parents: dict) -> bool:
+    """Whether the name is returned as it is (alone or in a tuple), not passed on."""
+    holder = parents.get(id(name))
+    if isinstance(holder, cst.Element):
+        holder = parents.get(id(parents.get(id(holder))))
+    return isinstance(holder, cst.Return)
+
+
+def _written(name: cst.Name, parents: dict) -> bool:
+    holder = parents.get(id(name))
+    return isinstance(holder, cst.AssignTarget)
+
+
+def _branches(node: cst.CSTNode, parents: dict) -> dict[int, int]:
+    """For each `if` above the node: which branch holds it (its body or its else)."""
+    out, child = {}, node
+    node = parents.get(id(node))
+    while node is not None:
+        if isinstance(node, cst.If):
+            out[id(node)] = 0 if child is node.body else 1 if child is node.orelse else -1
+        child, node = node, parents.get(id(node))
+    return out
+
+
+def _exclusive(a: cst.CSTNode, b: cst.CSTNode, parents: dict) -> bool:
+    """Whether the two nodes lie in different branches of one `if`."""
+    of_a, of_b = _branches(a, parents), _branches(b, parents)
+    return any(of_a[key] != of_b[key] and -1 not in (of_a[key], of_b[key]) for key in of_a.keys() & of_b.keys())
+
+
+def _read_by(node: cst.CSTNode, parents: dict, kinds: tuple) -> bool:
+    """Whether the node lies in a statement of one of ``kinds``."""
+    while node is not None and not isinstance(node, cst.BaseSmallStatement):
+        node = parents.get(id(node))
+    return isinstance(node, kinds)
+
+
+LOSS_SIDE_OUTPUT = Check("a softmax made in float32 and returned as the output for the loss", _loss_side_output)
+
+
+def _converts_another_dtype(ctx, options: Options, hit) -> bool:
+    """The pin runs under a test that a value's dtype is some dtype other than a low
+    float (``if value.dtype == fm32: value = convert(value, float32)``): it converts a
+    format the code names, not the activations' precision."""
+    if hit.site.context is None:
+        return False
+    _, parents = hit.site.context
+    node = parents.get(id(hit.site.node))
+    while node is not None:
+        if isinstance(node, cst.If) and isinstance(node.test, cst.Comparison) and isinstance(
+                node.test.left, cst.Attribute) and node.test.left.attr.value == "dtype":
+            others = [c.comparator for c in node.test.comparisons if isinstance(c.operator, cst.Equal)]
+            return bool(others) and all(dtype_name(o, ctx) not in LOW_PRECISION and not (
+                isinstance(o, cst.Attribute) and o.attr.value == "dtype") for o in others)
+        node = parents.get(id(node))
+    return False
+
+
+CONVERTS_ANOTHER_DTYPE = Check("a conversion to float32 of a value the code first tests to hold another, named "
+                               "dtype (a format such as fp8 meta, not the activations' precision)",
+                               _converts_another_dtype, demotes="low")
 
 
 class PinnedInForward(Finder):
@@ -206,6 +297,8 @@ class PinnedInForward(Finder):
         dtype = argument(node, 0, "dtype") if name in TYPE_CAST_METHODS else argument(node, None, "dtype")
         if dtype is None:
             dtype = positional_dtype(node, self.ctx)
+        if dtype is None and callee_name(node) in _CAST_FUNCTIONS:
+            dtype = argument(node, 1, None)  # `tf.cast(x, x_dtype)`, `lax.convert_element_type(x, d)`
         if dtype is None:
             return
         if is_float32(dtype, self.ctx):

@@ -10,13 +10,17 @@ Which owners cross is :mod:`dtype_lint.concepts.crossing`."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 
-from dtype_lint.concepts.crossing import constructed_class, names_class, owner
+from dtype_lint.concepts.crossing import Owner, constructed_class, names_class, owner
+from dtype_lint.concepts.modules import modules
+from dtype_lint.concepts.trained import training_seen
 from dtype_lint.concepts.module_shapes import may_be_module, pickled_type
 from dtype_lint.concepts.unpicklable import PICKLING_IN_FILE
 from dtype_lint.concepts.unpicklable_shapes import (BODY_WORDS, callable_arguments, callable_stores, callable_value,
                                                     generator_words, may_make_source, returns_local)
+from dtype_lint.core.confidence import weakest
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.finding import Step
 from dtype_lint.core.flow.engine import FileFlow
@@ -99,18 +103,19 @@ class AttributeStores(Finder):
         # one, unless the file builds it from a class it knows is not. A class's attribute
         # is no instance's: pickle names the class.
         held_by = owner(receiver, self.ctx, self.options) or (
-            "a module (its forward)" if attr == "forward" and not names_class(receiver)
-            and constructed_class(receiver, self.ctx) is None else None)
+            Owner("a module (its forward)", "medium", "only a module has a forward to replace")
+            if attr == "forward" and not names_class(receiver) and constructed_class(receiver, self.ctx) is None
+            else None)
         flow = FileFlow.of(self.ctx)
         if held_by is None or attr in flow.restored:
             return  # a temporary swap: the file sets the attribute back in a `finally`
         cls = self.ctx.method_class() if isinstance(receiver, cst.Name) and receiver.value == "self" else None
         steps = self.ctx.class_steps(cls.name) if cls is not None else ()
-        self.found(Site(value, {"owner": held_by}, value=value, attributes=False, steps=steps, context=attr))
+        self.found(_site(value, held_by, value=value, attributes=False, steps=steps, attr=attr))
         if attr == "forward" and not flow.sources(value, PICKLING_IN_FILE, attributes=False):
             for candidate in _branches(value):
                 if self._wraps_forward(candidate):
-                    self.found(Site(candidate, {"kind": "a wrapper's closure", "owner": held_by}))
+                    self.found(_site(candidate, held_by, kind="a wrapper's closure"))
 
     def _wraps_forward(self, value: cst.BaseExpression) -> bool:
         """`wrap(model.forward)` or `decorator(...)(model.forward)`: a closure around forward."""
@@ -123,33 +128,82 @@ class AttributeStores(Finder):
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class Kept:
+    """What the sanitizers read of a store: the attribute (None for a hook or a
+    constructor's argument) and the owner that keeps it."""
+
+    attr: str | None
+    owner: Owner
+
+
+def _site(node: cst.CSTNode, held_by: Owner, value: cst.BaseExpression | None = None, kind: str | None = None,
+          attr: str | None = None, **rest) -> Site:
+    """A callable kept by ``held_by``: as sure as that the owner is pickled whole."""
+    fields = {"owner": held_by.what, **({"kind": kind} if kind else {})}
+    return Site(node, fields, value=value, context=Kept(attr, held_by), confidence=held_by.confidence,
+                basis=held_by.basis, **rest)
+
+
 def _one_shot(ctx, options: Options, hit: Hit) -> bool:
     """A local function that sets the attribute it is stored under back when it is
     called (a one-shot redirect that restores itself)."""
-    source, attr = hit.source, hit.site.context
-    return (source is not None and isinstance(attr, str) and isinstance(source.made, cst.FunctionDef)
+    source, attr = hit.source, hit.site.context.attr
+    return (source is not None and attr is not None and isinstance(source.made, cst.FunctionDef)
             and bool(re.search(rf"\.\s*{re.escape(attr)}\s*=(?!=)", ctx.module.code_for_node(source.made.body))))
 
 
+def _dataset_without_workers(ctx, options: Options, hit: Hit) -> bool:
+    """A dataset whose file hands datasets only to loaders with no workers (a dataset
+    crosses only where a loader with workers receives it; one in another file may)."""
+    if not hit.site.context.owner.dataset:
+        return False
+    loaders = [call for call in ctx.file_index()(ast.Call) if (getattr(call.func, "attr", None)
+                                                               or getattr(call.func, "id", "")) == "DataLoader"]
+    return bool(loaders) and not any(_workers(call) for call in loaders)
+
+
+def _workers(call: ast.Call) -> bool:
+    """Whether a DataLoader call may start workers: ``num_workers`` given and not 0, or
+    passed through ``**kwargs``, or the sixth positional argument."""
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return True
+        if keyword.arg == "num_workers":
+            return not (isinstance(keyword.value, ast.Constant) and keyword.value.value == 0)
+    return len(call.args) > 5
+
+
 ONE_SHOT_REDIRECT = Check("a one-shot redirect: the function sets the attribute back when it is called", _one_shot)
+DATASET_WITHOUT_WORKERS = Check("a dataset this file hands only to loaders without workers",
+                                _dataset_without_workers, demotes="low")
 
 
 class Hooks(Finder):
-    """A hook registered on a model handed back, or on ``self`` in a class pickled whole."""
+    """A hook registered on a model: handed back, ``self`` in a class pickled whole, or one the code holds."""
 
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter | None:
         words = _words(options)
-        return None if words is None else Prefilter(lambda t, lc, u: bool(lc and "register_" in t and "hook" in t),
+        return None if words is None else Prefilter(lambda t, lc, u: bool(
+            "register_" in t and "hook" in t and may_make_source(t, lc, u)),
                                                     **words)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._discarded: set[int] = set()  # registrations whose handle nobody keeps
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self._discarded.add(id(node.value))
 
     def visit_Call(self, call: cst.Call) -> None:
         """``m.register_forward_hook(f)`` in a function that hands the model back
-        (``return model``, ``m`` being it or one of its submodules), or on ``self`` (or
-        one of its submodules) in a method of a class pickled whole: the model keeps
-        ``f`` in its hooks, and whoever saves or spawns it pickles them. Hooks an engine
-        or a callback registers at run time on a model it holds, and temporary hooks (a
-        handle's ``.remove()``), stay in the process."""
+        (``return model``, ``m`` being it or one of its submodules), on ``self`` (or one
+        of its submodules) in a method of a class pickled whole, or on a model an engine
+        or a patch function holds: the model keeps ``f`` in its hooks, and whoever saves
+        or spawns it pickles them. A temporary hook (a handle's ``.remove()`` in the same
+        function) stays in the process."""
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in _HOOK_REGISTRARS and call.args):
             return
@@ -163,16 +217,32 @@ class Hooks(Finder):
         if ".remove()" in body:
             return
         registrar = func.attr.value
-        if root.value == "self":
-            holder = owner(root, self.ctx, self.options)
-            if holder is None:
-                return
-            held_by = f"{holder}'s hooks ({registrar} keeps it)"
-        elif re.search(rf"\breturn\s+{re.escape(root.value)}\s*(?:[,)#]|$)", body, re.MULTILINE):
-            held_by = f"a module's hooks ({registrar} keeps it)"
-        else:
+        holder = owner(root, self.ctx, self.options) if root.value == "self" else None
+        if holder is not None:
+            held_by = dataclasses.replace(holder, what=f"{holder.what}'s hooks ({registrar} keeps it)")
+        elif root.value == "self" and func.value is root:
             return
-        self.found(Site(call.args[0].value, {"owner": held_by}, value=call.args[0].value))
+        elif re.search(rf"\breturn\s+{re.escape(root.value)}\s*(?:[,)#]|$)", body, re.MULTILINE):
+            held_by = Owner(f"a module's hooks ({registrar} keeps it)")
+        else:
+            # A model the function is handed or holds (an engine, a trainer, a patch
+            # function): the model keeps the hook whoever installs it (POLICY.md F2.1),
+            # unless the object that installs it removes it when its work ends.
+            model = modules(self.ctx, self.options).evidence(root if root.value != "self" else func.value)
+            if model is None:
+                return
+            # A handle that is kept may be removed by another method; a discarded one never is.
+            removed = ".remove()" in self.ctx.text and id(call) not in self._discarded
+            # An inspection tool hooks a model nobody trains here (POLICY.md F2.2):
+            # a model that is trained is seen where the hook's code trains it.
+            inspecting = not removed and not training_seen(self.ctx, self.options)
+            held_by = Owner(f"a model's hooks ({registrar} keeps it; nothing here removes it)",
+                            "low" if removed or inspecting else weakest(model.confidence, "medium"),
+                            "this file removes hooks elsewhere" if removed else
+                            "nothing in the function, its class or the file trains the model it hooks "
+                            "(an inspection tool's hook)" if inspecting else
+                            "a hook installed on a model the code holds, which keeps it until removed")
+        self.found(_site(call.args[0].value, held_by, value=call.args[0].value))
 
 
 class ConstructorArguments(Finder):
@@ -210,9 +280,10 @@ class ConstructorArguments(Finder):
         kinds = self.ctx.kinds_of(qualified)
         name = holder.name if holder else qualified.rsplit(".", 1)[-1]
         if "dataset" in kinds:
-            held_by = f"a {name} dataset" + (f" (super().__init__ hands it to {qualified})" if holder else "")
+            held_by = Owner(f"a {name} dataset" + (f" (super().__init__ hands it to {qualified})" if holder else ""),
+                            dataset=True)
         elif matches_any(qualified, self.options.pipeline_stages):
-            held_by = f"a dataset pipeline (a {qualified} stage)"
+            held_by = Owner(f"a dataset pipeline (a {qualified} stage)", dataset=True)
         elif "torch_module" in kinds:
             self._kept_by_constructor(node, qualified, name)
             return
@@ -222,7 +293,7 @@ class ConstructorArguments(Finder):
         steps = self.ctx.class_steps(qualified)
         for position, arg in enumerate(node.args):
             if _parameter(arg, position, params) not in only_called:  # the constructor only calls it
-                self.found(Site(arg.value, {"owner": held_by}, value=arg.value, steps=steps))
+                self.found(_site(arg.value, held_by, value=arg.value, steps=steps))
 
     def _only_called(self, qualified: str) -> tuple[list[str], frozenset[str]]:
         """A class's constructor parameters, and those it only calls, where the project
@@ -246,8 +317,8 @@ class ConstructorArguments(Finder):
             if param not in found.node.stores:
                 continue
             store = found.step(f"{found.name}.__init__ keeps `{param}` on self", found.node.stores[param])
-            held_by = f"a {holder} module by {found.name}.__init__ ({store.path}:{store.line})"
-            self.found(Site(arg.value, {"owner": held_by}, value=arg.value,
+            held_by = Owner(f"a {holder} module by {found.name}.__init__ ({store.path}:{store.line})")
+            self.found(_site(arg.value, held_by, value=arg.value,
                             steps=(store, *self.ctx.class_steps(qualified))))
 
 
@@ -280,8 +351,8 @@ class ClassBodyLambdas(Finder):
                 continue
             store = Step(shown(view.path), *cls.stores[kept[0]], f"{name}.__init__ keeps `{kept[0]}` (default "
                                                                  f"{cls.init_defaults[kept[0]]}) on self")
-            held_by = f"a {name} module by {name}.__init__ ({store.path}:{store.line})"
-            self.found(Site(value, {"kind": f"a lambda in the body of {holder}", "owner": held_by}, steps=(store,)))
+            held_by = Owner(f"a {name} module by {name}.__init__ ({store.path}:{store.line})")
+            self.found(_site(value, held_by, kind=f"a lambda in the body of {holder}", steps=(store,)))
             return
 
 
@@ -358,7 +429,16 @@ def _pickled_self(u: Syntax, transforms: tuple[str, ...]) -> bool:
     kinds = u.names().class_kinds(cls.name)
     return kinds is None or bool(kinds & {"torch_module", "dataset"}) or any(
         n.endswith("DataModule") for n in (cls.name, *(dotted(b) or "" for b in cls.bases))) or matches_any(
-        cls.name, transforms)
+        cls.name, transforms) or _mixin_of_a_module(u, cls.name)
+
+
+def _mixin_of_a_module(u: Syntax, name: str) -> bool:
+    """Whether a module class of the file derives from the class too (crossing's mixin)."""
+    tree = u.file_tree
+    return tree is None or any(
+        any(isinstance(b, ast.Name) and b.id == name for b in sub.bases)
+        and "torch_module" in (u.names().class_kinds(sub.name) or {"torch_module"})
+        for sub in tree.body if isinstance(sub, ast.ClassDef))
 
 
 def _container_store(text: str, u: Syntax) -> bool:

@@ -76,6 +76,24 @@ class Layers(Definitions):
         info = self.classes.get(cls) if cls else None
         return info is not None and self._method(info, name) is not None
 
+    def returns_model(self, key: Key) -> bool:
+        """Whether the function hands back a model of this file it builds (``return
+        ResNet(...)``, or a name bound to one): a model factory, the user's entry point.
+        Not a helper that builds a framework's layer (``return nn.Embed(...)``): that is
+        a building block the file's own models call."""
+        function = self.functions.get(key)
+        if function is None:
+            return False
+
+        def model(call: ast.AST) -> bool:
+            return isinstance(call, ast.Call) and (self.resolve(call.func) or "").rsplit(".", 1)[-1] in self.layers
+
+        built = {t.id for node in self._nodes(function) if isinstance(node, ast.Assign) and model(node.value)
+                 for t in node.targets if isinstance(t, ast.Name)}
+        returns = [node.value for node in self._nodes(function) if isinstance(node, ast.Return) and node.value]
+        return bool(returns) and all(model(value) or (isinstance(value, ast.Name) and value.id in built)
+                                     for value in returns)
+
     def on_forward_path(self, key: Key) -> bool:
         """A layer's forward, or a function of this file that one calls (not cast back)."""
         return key in self.forward_path

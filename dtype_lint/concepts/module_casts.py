@@ -24,10 +24,11 @@ from dtype_lint.core.deferred import cst
 from dtype_lint.core.dtypes import LOW_PRECISION, dtype_name
 from dtype_lint.core.model.summary import FunctionSummary
 from dtype_lint.core.options import Options
+from dtype_lint.core.flow.engine import Source
 from dtype_lint.core.rule import Check, Finder, Hit, Site
 from dtype_lint.core.shapes import Prefilter, cast_call, literals
 from dtype_lint.core.traversal import descendants
-from dtype_lint.core.words import matches_any
+from dtype_lint.core.words import matches_any, words_of
 from dtype_lint.frameworks.casts import CAST_METHODS, TYPE_CAST_METHODS
 
 if TYPE_CHECKING:
@@ -38,18 +39,6 @@ _CAST_METHOD_NAMES = CAST_METHODS | TYPE_CAST_METHODS
 # A function named for the precision it casts to: `model2half`, `wrap_fp16_model`.
 _PRECISION_NAME = re.compile(r"half|fp16|bf16|float16|bfloat16")
 _MEMBERS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
-
-
-def _selected_by_name(loop: cst.For, stmt: cst.CSTNode) -> bool:
-    """Whether the statement runs under a test of the loop's name variable (``for name,
-    p in m.named_parameters(): if name in keep: ...``): chosen modules, by name."""
-    if not (isinstance(loop.target, cst.Tuple) and loop.target.elements
-            and isinstance(loop.target.elements[0].value, cst.Name)):
-        return False
-    name = loop.target.elements[0].value.value
-    return any(isinstance(branch, cst.If) and stmt in set(descendants(branch.body))
-               and any(isinstance(n, cst.Name) and n.value == name for n in descendants(branch.test))
-               for branch in descendants(loop.body))
 
 
 def _members_owner(iterable: cst.BaseExpression) -> cst.BaseExpression:
@@ -109,16 +98,16 @@ class ModuleCasts(Finder):
         found = modules(self.ctx, self.options)
         if found.reason(receiver) or found.tensor(receiver):
             return  # a known module's cast is reported by visit_Call; a tensor's is not one
-        why = found.reason(target)
-        if why and recasts(self.ctx, self.options, value):
-            self.found(Site(value, {"why": why}, context=Cast(receiver)))
+        module = found.evidence(target)
+        if module is not None and recasts(self.ctx, self.options, value):
+            self.found(_site(value, module, receiver))
 
     def visit_Call(self, node: cst.Call) -> None:
         receiver = cast_target(node, self.ctx)
         if receiver is not None:
-            why = modules(self.ctx, self.options).reason(receiver)
-            if why and recasts(self.ctx, self.options, node):
-                self.found(Site(node, {"why": why}, context=Cast(receiver)))
+            module = modules(self.ctx, self.options).evidence(receiver)
+            if module is not None and recasts(self.ctx, self.options, node):
+                self.found(_site(node, module, receiver))
 
     def _parameter_replaced(self, target: cst.BaseExpression, value: cst.Call) -> None:
         """``p = nn.Parameter(p.half())``: a trained parameter swapped for a recast copy."""
@@ -167,10 +156,21 @@ class ParameterLoops(Finder):
             # a configuration: the module's own dtype arguments are bypassed all the same.
             if cast is None or not recasts(self.ctx, self.options, cast, requested=False):
                 continue
-            if cast_dtype_name(cast, self.ctx) == "float32" and _selected_by_name(node, stmt):
-                continue  # named modules kept in float32 (`_keep_in_fp32_modules`): a policy
+            upcast = cast_dtype_name(cast, self.ctx) == "float32"
             why = f"every parameter of `{self.ctx.module.code_for_node(owner)}` recast in a loop"
-            self.found(Site(cast, {"why": why}, context=Cast(owner, each=True)))
+            guard = _requires_grad_guard(node, stmt)
+            # Partial casts are judged by what they cast (POLICY.md F3): frozen parameters,
+            # and trainable adapters cast back to float32, are benign; a loop that upcasts
+            # (named modules kept in float32, as `_keep_in_fp32_modules` does, included)
+            # or picks by requires_grad is likely one of those.
+            saved = _saved_first(node, names)
+            if upcast or guard == "frozen" or saved:
+                basis = ("the loop casts parameters up to float32 (trainable adapters or frozen parameters cast back "
+                         "are benign)" if upcast else "the loop casts only parameters that require no gradient"
+                         if guard == "frozen" else "the loop keeps a copy of each parameter it casts, to restore")
+                self.found(Site(cast, {"why": why}, context=Cast(owner, each=True), confidence="low", basis=basis))
+            else:
+                self.found(Site(cast, {"why": why}, context=Cast(owner, each=True)))
             return
 
     def _cast_of(self, value: cst.BaseExpression, names: set[str], bound: dict[str, cst.BaseExpression],
@@ -220,7 +220,9 @@ class CastingHelperCalls(Finder):
         if qualified and matches_any(qualified.rsplit(".", 1)[-1], self.options.cast_helpers):
             if not self._storage_dtype(node):
                 why = f"{qualified.rsplit('.', 1)[-1]}() casts it whole"
-                self.found(Site(node, {"why": why}, context=Cast(argument(node, 0, None), skip="plain")))
+                # A helper known by its name (`cast-helpers`), not by what it does.
+                self.found(Site(node, {"why": why}, context=Cast(argument(node, 0, None), skip="plain"),
+                                confidence="medium", basis=f"{qualified.rsplit('.', 1)[-1]} is a casting helper by name"))
         elif qualified and self.ctx.view is not None:
             self._helper_casts(node, qualified)
 
@@ -237,7 +239,8 @@ class CastingHelperCalls(Finder):
             return
         found = modules(self.ctx, self.options)
         for position, arg in enumerate(call.args):
-            if arg.star or not found.reason(arg.value) or skip_reason(self.ctx, self.options, arg.value, False):
+            module = found.evidence(arg.value) if not arg.star else None
+            if module is None or skip_reason(self.ctx, self.options, arg.value, False):
                 continue
             path = view.cast_path(helper, arg.keyword.value if arg.keyword else position)
             if path is None or not self._helper_dtype_lowers(call, helper.node, path.dtype_param):
@@ -248,7 +251,8 @@ class CastingHelperCalls(Finder):
                 continue
             last = path.steps[-1]
             why = f"{qualified.rsplit('.', 1)[-1]}() casts it: {last.message} at {last.location()}"
-            self.found(Site(call, {"why": why}, steps=path.steps, context=Cast(arg.value, skip=None)))
+            self.found(Site(call, {"why": why}, steps=path.steps, context=Cast(arg.value, skip=None),
+                            confidence=module.confidence, basis=module.basis))
             return
 
     def _helper_dtype_lowers(self, call: cst.Call, helper: FunctionSummary, dtype_param: str) -> bool:
@@ -270,6 +274,39 @@ class CastingHelperCalls(Finder):
         )
 
 
+def _site(cast: cst.Call, module: Source, receiver: cst.BaseExpression) -> Site:
+    """A cast of a module, as sure as the evidence that the receiver is one."""
+    return Site(cast, {"why": module.kind}, context=Cast(receiver), confidence=module.confidence, basis=module.basis)
+
+
+def _saved_first(loop: cst.For, names: set[str]) -> bool:
+    """Whether the loop stores a copy of its variable (``saved[name] = p.data.clone()``):
+    a cast made for a while, which the code means to undo."""
+    for stmt in descendants(loop.body):
+        if isinstance(stmt, cst.Assign) and isinstance(stmt.targets[0].target, cst.Subscript) and isinstance(
+                stmt.value, cst.Call) and method_name(stmt.value) == "clone":
+            node = stmt.value.func
+            while isinstance(node, (cst.Attribute, cst.Call)):
+                node = node.value if isinstance(node, cst.Attribute) else node.func
+            if isinstance(node, cst.Name) and node.value in names:
+                return True
+    return False
+
+
+def _requires_grad_guard(loop: cst.For, stmt: cst.CSTNode) -> str | None:
+    """Whether the statement runs under a test of ``requires_grad`` in the loop:
+    ``"frozen"`` (``if not p.requires_grad``), ``"trainable"`` (``if p.requires_grad``),
+    or None."""
+    for branch in descendants(loop.body):
+        if isinstance(branch, cst.If) and stmt in set(descendants(branch.body)):
+            test = branch.test
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            inner = test.expression if negated else test
+            if any(isinstance(n, cst.Attribute) and n.attr.value == "requires_grad" for n in descendants(inner)):
+                return "frozen" if negated else "trainable"
+    return None
+
+
 def skip_reason(ctx: FileContext, options: Options, receiver: cst.BaseExpression | None,
                 by_name: bool = True) -> str | None:
     """Why a cast of ``receiver`` here is not reported: test code, a class whose job is
@@ -287,9 +324,33 @@ def skip_reason(ctx: FileContext, options: Options, receiver: cst.BaseExpression
     own = _own_parameter(ctx, receiver)
     if reason == "the body of a casting helper":
         return reason if own else None
-    if reason is None and own and by_name and _PRECISION_NAME.search(function.name.lower()):  # type: ignore[union-attr]
+    if reason is None and own and by_name and (_PRECISION_NAME.search(function.name.lower())  # type: ignore[union-attr]
+                                               or _only_casts(ctx, function.node)):  # type: ignore[union-attr]
         return "the body of a casting helper"
     return reason
+
+
+def _only_casts(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """A function that does nothing but cast what it is handed to the dtype its caller
+    gives it (``def to_lp(m, dtype): return m.to(dtype)``): a casting helper by its shape,
+    whatever its name. One that also converts or loads (``model = convert(model)`` before
+    the cast), or picks the dtype itself, is a step of its own, reported there."""
+    params = function.params
+    if not any(words_of(p.name.value) & {"dtype", "precision"} for p in (*params.params, *params.kwonly_params)):
+        return False
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for index, stmt in enumerate(body):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            value = small.value if isinstance(small, (cst.Expr, cst.Return, cst.Assign)) else None
+            if index == 0 and isinstance(small, cst.Expr) and isinstance(value, cst.SimpleString):
+                continue  # the docstring
+            if isinstance(small, cst.Return) and (value is None or isinstance(value, cst.Name)):
+                continue
+            if not (isinstance(value, cst.Call) and cast_target(value, ctx) is not None):
+                return False
+    return True
 
 
 def _own_parameter(ctx: FileContext, receiver: cst.BaseExpression | None) -> bool:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Iterable
 
 from dtype_lint.core.deferred import cst
-from dtype_lint.core.flow.engine import Carry, FileFlow, FlowConfig
+from dtype_lint.core.flow.engine import Carry, FileFlow, FlowConfig, Source
 from dtype_lint.core.flow.scopes import FScope
 from dtype_lint.core.shapes import Index, last_name
 from dtype_lint.core.words import matches_any, words_of
@@ -222,7 +222,7 @@ class ModulesConfig(FlowConfig):
     def named(self, flow: FileFlow, expr: cst.BaseExpression) -> str | None:
         return self._named(expr) if self._named is not None else None
 
-    def call(self, flow: FileFlow, call: cst.Call, scope: FScope | None) -> str | Carry | None:
+    def call(self, flow: FileFlow, call: cst.Call, scope: FScope | None) -> str | Source | Carry | None:
         ctx = flow.ctx
         strong = module_type(call.func, ctx)
         if strong or not self.factories:
@@ -230,15 +230,23 @@ class ModulesConfig(FlowConfig):
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         if name in ("deepcopy", "copy") and call.args:
-            return Carry((call.args[0].value,), "a copy of a module ({})")
+            # A copy (the usual EMA) is not the model the optimizer trains: POLICY.md counts
+            # casts of copies as benign, so what rests on one is a pattern alone.
+            return Carry((call.args[0].value,), "a copy of a module ({})", confidence="low")
         qualified = ctx.resolve(func)
         if qualified and models_path(qualified):
-            return f"{qualified} comes from a package of models"
+            return _convention(call, f"{qualified} comes from a package of models")
         if factory_name(name) and name != "deepcopy":
-            return f"{name}() returns a model"
+            return _convention(call, f"{name}() returns a model")
         if isinstance(func, cst.Attribute) and name in DEVICE_MOVES:
             return Carry((func.value,))
         return None
+
+
+def _convention(call: cst.Call, kind: str) -> Source:
+    """A module inferred from a name (a package of models, a factory named for a model):
+    a convention, medium confidence."""
+    return Source(call, kind, confidence="medium", basis=kind)
 
 
 # -- per file ---------------------------------------------------------------------------------
@@ -276,8 +284,14 @@ class Modules:
         """Why ``expr`` is a module, or None (unknown, or a tensor or a batch): the flow
         engine with the modules configuration, which follows bindings, copies and device
         moves, and asks :meth:`_named_module` of a name whose binding says nothing."""
+        found = self.evidence(expr)
+        return found.kind if found is not None else None
+
+    def evidence(self, expr: cst.BaseExpression) -> Source | None:
+        """The source that makes ``expr`` a module, with its confidence (a construction or
+        ``self`` in a module: high; a name's convention: medium; a copy: low)."""
         for source in FileFlow.of(self.ctx).sources(expr, self._config):
-            return source.kind
+            return source
         return None
 
     def _named_module(self, expr: cst.BaseExpression) -> str | None:
@@ -329,9 +343,15 @@ def module_kind(expr: cst.BaseExpression, ctx: FileContext, options: Options) ->
     module's method, a constructor call of a module class, a name bound to one or
     annotated as one, or a name configured in ``module-names`` (the modules
     configuration with constructions only: no factories, copies or moves)."""
+    found = module_evidence(expr, ctx, options)
+    return found.kind if found is not None else None
+
+
+def module_evidence(expr: cst.BaseExpression, ctx: FileContext, options: Options) -> Source | None:
+    """:func:`module_kind`'s source, with its confidence (``module-names``: medium)."""
     config = ModulesConfig(named=lambda node: _named_by_option(node, options), factories=False)
     for source in FileFlow.of(ctx).sources(expr, config):
-        return source.kind
+        return source
     return None
 
 

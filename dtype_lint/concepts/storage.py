@@ -138,6 +138,12 @@ class DtypeRoles(Definitions):
             param = keyword if keyword is not None else _positional_param(target, call, use)
             if param is not None and param in self.compute_names:
                 return self._benign_meaning(target.key, param)
+        # Passed by keyword to a layer of this file with no constructor of its own (a Flax
+        # module, a dataclass): that field's role decides (a field the layer never reads).
+        held = call.func.id if isinstance(call.func, ast.Name) else None
+        if keyword is not None and held in self.classes and keyword in self.compute_names and (
+                self._method(self.classes[held], "__init__") is None):
+            return self.benign_field(held, keyword)
         return False
 
     def _int_to_float(self, call: ast.Call, use: ast.AST) -> bool:

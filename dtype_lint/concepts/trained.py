@@ -483,12 +483,53 @@ def _not_trained(ctx: FileContext, options: Options, hit: Hit) -> bool:
     """The cast's path runs only for inference, evaluation or export. A loop over the
     parameters that tests each one's dtype recasts those it picks all the same: its
     guard chooses which tensors to recast, not a dtype to match."""
-    cast = hit.site.context if isinstance(hit.site.context, Cast) else Cast()
-    if not cast.judged:
+    if not _judged(hit):
         return False
+    cast = hit.site.context if isinstance(hit.site.context, Cast) else Cast()
     reason = paths(ctx, options).path(hit.site.node, cast.receiver)
     return reason is not None and not (cast.each and reason == MATCHED_DTYPE)
 
 
 NOT_TRAINED = Check("a path that runs only for inference, evaluation or export, or a cast that matches another "
                     "value's dtype", _not_trained, file_facts)
+
+
+# Words of a file's name that say it runs a model for validation, evaluation, inference,
+# export or a demo: a cast there is one of those, by convention.
+_EVALUATION_FILE_WORDS = frozenset({"val", "valid", "validate", "validator", "validation", "eval", "evaluate",
+                                    "evaluator", "evaluation", "predict", "predictor", "prediction", "infer",
+                                    "inference", "export", "exporter", "demo", "benchmark", "serve", "serving"})
+
+
+def _judged(hit: Hit) -> bool:
+    """Whether the hit's path is judged at all (a parameter replaced by a recast copy of
+    itself stops training wherever it is)."""
+    return not (isinstance(hit.site.context, Cast) and not hit.site.context.judged)
+
+
+def _evaluation_file(ctx: FileContext, options: Options, hit: Hit) -> bool:
+    return _judged(hit) and bool(words_of(ctx.module_stem) & _EVALUATION_FILE_WORDS)
+
+
+def training_seen(ctx: FileContext, options: Options) -> bool:
+    """Whether the function being read, its class or the file trains something (an
+    optimizer step, backward(), .train(), fit())."""
+    found = paths(ctx, options)
+    fn = ctx.function
+    if fn is not None and isinstance(fn.node, cst.FunctionDef) and found.function_facts(fn.node).trains:
+        return True
+    cls = ctx.method_class()
+    facts = found.file.classes.get(cls.name) if cls is not None else None
+    return found.file.trains or (facts is not None and facts.trains)
+
+
+def _training_unseen(ctx: FileContext, options: Options, hit: Hit) -> bool:
+    """Nothing in the function, its class or the file trains: that the cast reaches a
+    trained model is assumed, not seen."""
+    return _judged(hit) and not training_seen(ctx, options)
+
+
+EVALUATION_FILE = Check("a file named for validation, evaluation, inference or export (by convention)",
+                        _evaluation_file, demotes="low")
+TRAINING_UNSEEN = Check("a training use assumed from context: nothing in the function, its class or the file trains",
+                        _training_unseen, file_facts, demotes="medium")

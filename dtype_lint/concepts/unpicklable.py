@@ -65,7 +65,7 @@ class PicklingConfig(FlowConfig):
             return "a generator"
         return None
 
-    def name(self, flow: FileFlow, name: str, found: FScope) -> str | None:
+    def name(self, flow: FileFlow, name: str, found: FScope) -> str | Source | None:
         if name in found.defs and found.nested:
             return f"a local function '{name}'"
         if name in found.classes and found.nested:
@@ -76,6 +76,12 @@ class PicklingConfig(FlowConfig):
                         "its name, so pickle finds the wrapper, not it)")
             if _holds_generator(found, name):
                 return f"a generator (parameter '{name}')"
+            default = found.params[name].default
+            if isinstance(default, cst.Lambda):
+                # What a caller that omits the argument passes: medium, as a caller may
+                # always pass one.
+                return Source(default, f"a lambda (the default of parameter '{name}')", default, True,
+                              confidence="medium", basis=f"the default of '{name}', used where a caller omits it")
         return None
 
     def call(self, flow: FileFlow, call: cst.Call, scope: FScope | None) -> str | Carry | None:

@@ -279,6 +279,11 @@ def _local_sources(u: Syntax) -> set[str]:
     local = {n.name for n in index(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if n is not own}
     local.update(a.arg for a in index(ast.arg) if GENERATOR_PARAM.search(a.arg) or (
         a.annotation is not None and generator_words(lines_of(a.annotation, lines))))
+    for node in index(ast.arguments):  # a parameter whose default is a lambda
+        positional = [*node.posonlyargs, *node.args]
+        pairs = [*zip(positional[len(positional) - len(node.defaults):], node.defaults),
+                 *zip(node.kwonlyargs, node.kw_defaults)]
+        local.update(a.arg for a, d in pairs if isinstance(d, ast.Lambda))
     for node in index(ast.FunctionDef, ast.AsyncFunctionDef):
         for d in node.decorator_list:  # @wraps(func): func is the decorated function
             if isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Name):

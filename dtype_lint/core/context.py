@@ -263,6 +263,14 @@ class FileContext:
         kept in :attr:`kind_steps`)."""
         if qualified in self.known_classes:
             return set(self.known_classes[qualified].kinds)
+        later = self._later_classes.get(qualified)
+        if later is not None:
+            # A class defined further down the file (a factory above its module class):
+            # its bases, resolved through the file's imports; a cycle of bases ends empty.
+            self._later_classes[qualified] = ()
+            kinds = set().union(*(self.kinds_of(base) for base in later))
+            self._later_classes[qualified] = later
+            return kinds
         kinds = self._framework_kinds(qualified)
         if kinds or self.view is None:
             return kinds
@@ -275,6 +283,21 @@ class FileContext:
                     self.kind_steps[qualified] = steps
                     return set(found)
         return set()
+
+    @functools.cached_property
+    def _later_classes(self) -> dict[str, tuple[str, ...]]:
+        """The file's top-level classes, by name, to their bases' dotted names (the module's
+        imports resolved): what :meth:`kinds_of` asks before a class's own line is read."""
+        aliases = self.scopes[0].aliases
+
+        def dotted(node: ast.expr) -> str | None:
+            if isinstance(node, ast.Attribute):
+                head = dotted(node.value)
+                return f"{head}.{node.attr}" if head else None
+            return aliases.get(node.id, node.id) if isinstance(node, ast.Name) else None
+
+        return {node.name: tuple(b for b in map(dotted, node.bases) if b)
+                for node in self.file_tree().body if isinstance(node, ast.ClassDef)}
 
     @functools.cached_property
     def _framework_kinds(self) -> Callable[[str], set[str]]:

@@ -19,6 +19,7 @@ import tokenize
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from dtype_lint.core import prefilter_switch
+from dtype_lint.core.confidence import rank, shown
 from dtype_lint.core.finding import Edit, FileError, Finding, Fix
 from dtype_lint.core.guards import check_depth
 from dtype_lint.core.imports import import_edit
@@ -243,9 +244,11 @@ def _lint_module(
         raise LintError("too deeply nested to lint") from None
     finally:
         ctx.release()
-    if not reports:
+    kept = [i for i, report in enumerate(reports) if shown(report.confidence, options.min_confidence)]
+    if not kept:
         return []
-    return _to_findings(module, text, path, reports, statement_of, line_map, parsed_text, tree)
+    return _to_findings(module, text, path, [reports[i] for i in kept], [statement_of[i] for i in kept],
+                        line_map, parsed_text, tree)
 
 
 def _positions(
@@ -389,7 +392,7 @@ def _to_findings(
 
     suppressions = Suppressions(text, lines)
     import_edits = functools.lru_cache(maxsize=None)(functools.partial(import_edit, text, tree=tree))
-    findings: set[Finding] = set()
+    findings: dict[Finding, Finding] = {}  # one per place and code: the surest one
     for report in reports:
         where = positions(report.node)
         start, end = line_of(where.start.line), line_of(where.end.line)
@@ -409,10 +412,12 @@ def _to_findings(
                 # once per file and set of imports, on the file's head (core.imports)
                 added = import_edits(report.imports) if report.imports else None
                 fix = Fix(report.applicability, tuple(edits) + ((added,) if added else ()))
-        findings.add(
-            Finding(path, start, where.start.column + 1, end, where.end.column + 1,
-                    report.code, report.name, report.message, fix, flow=report.flow)
-        )
+        found = Finding(path, start, where.start.column + 1, end, where.end.column + 1,
+                        report.code, report.name, report.message, fix, flow=report.flow,
+                        confidence=report.confidence, basis=report.basis)
+        if found not in findings or rank(found.confidence) > rank(findings[found].confidence):
+            findings.pop(found, None)
+            findings[found] = found
     return sorted(findings)
 
 

@@ -92,6 +92,9 @@ class Finding:
     cells: CellMap | None = dataclasses.field(default=None, compare=False, repr=False)
     # Where the evidence is, in order, when it is not all at the finding's own line.
     flow: tuple[Step, ...] = dataclasses.field(default=(), compare=False)
+    # How sure it is (core.confidence), and what keeps it below high, if anything.
+    confidence: str = dataclasses.field(default="high", compare=False)
+    basis: str = dataclasses.field(default="", compare=False)
 
     def position(self) -> tuple[int | None, int, int]:
         """``(cell, line, end line)`` as a user reads them: the cell number (``None``
@@ -119,6 +122,8 @@ class Finding:
             "code": self.code,
             "name": self.name,
             "message": self.message,
+            "confidence": self.confidence,
+            "basis": self.basis,
             "fix": self.fix.as_json(self.cells) if self.fix else None,
         })
         if self.flow:

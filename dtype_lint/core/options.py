@@ -7,7 +7,9 @@ import dataclasses
 # Function names whose body is an explicit casting API: casting there is the point. Here,
 # not with the rules, because the mypy plugin's hooks test them without importing LibCST.
 CAST_HELPER_PATTERNS = ("to_bf16", "to_fp16", "to_fp32", "to_f16", "to_f32", "to_half", "cast*", "_cast*",
-                        "convert*", "_convert*", "half", "bfloat16", "double", "float", "_apply")
+                        "convert*fp16*", "convert*bf16*", "convert*half*", "convert*dtype*", "convert*precision*",
+                        "_convert*fp16*", "_convert*bf16*", "_convert*half*", "half", "bfloat16", "double", "float",
+                        "_apply")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +84,11 @@ class Options:
     # The oldest Python the linted code runs on (`target-version`, else the lower bound
     # of `requires-python`): fixes write `X | None` from 3.10 on, `Optional[X]` before.
     target_version: tuple[int, int] = (3, 10)
+    # The lowest confidence shown (core.confidence): `low` is the audit mode.
+    min_confidence: str = "medium"
 
 
-# The rule options proper, lists of names; `target-version` is read apart (a version).
-OPTION_KEYS = {f.name.replace("_", "-"): f.name for f in dataclasses.fields(Options) if f.name != "target_version"}
+# The rule options proper, lists of names; `target-version` and `min-confidence` are read
+# apart (a version, a level).
+OPTION_KEYS = {f.name.replace("_", "-"): f.name for f in dataclasses.fields(Options)
+               if f.name not in ("target_version", "min_confidence")}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence
 
+from dtype_lint.core.confidence import SEEN, rank, weakest
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.finding import Step
 from dtype_lint.core.options import Options
@@ -57,6 +58,8 @@ class Report:
     applicability: str | None
     imports: tuple[tuple[str, str | None], ...] = ()
     flow: tuple[Step, ...] = ()  # where the evidence is, when elsewhere (Finding.flow)
+    confidence: str = "high"  # core.confidence
+    basis: str = ""  # what keeps it below high
 
 
 @dataclasses.dataclass
@@ -67,7 +70,8 @@ class Site:
     the flow reads ``self.attr`` stores; ``passed``: a call and a keyword whose ``**d``
     entries the flow follows too. ``replace``/``imports``: its fix, if any;
     ``steps``: where other files show it; ``context``: what the sanitizers read of it
-    (a finder's own facts about the place)."""
+    (a finder's own facts about the place); ``confidence``: how sure the finder is of
+    the place (core.confidence), and ``basis``, what keeps it below high."""
 
     node: cst.CSTNode
     fields: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -78,6 +82,8 @@ class Site:
     imports: tuple[tuple[str, str | None], ...] = ()
     steps: tuple[Step, ...] = ()
     context: Any = None
+    confidence: str = "high"
+    basis: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,13 +128,16 @@ FileFacts = Callable[["ast.Module", str, Options, str], object]
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    """A named condition on a hit: a sanitizer clears the hits it holds for. ``test``
-    gets the file, the options and the hit; ``file_facts``, what it reads of the whole
-    file (see :meth:`Finder.file_facts`)."""
+    """A named condition on a hit: a sanitizer clears the hits it holds for, or, with
+    ``demotes``, keeps them at that confidence at most (a sanitizer that only likely
+    holds: a convention, not code the engine read). ``test`` gets the file, the options
+    and the hit; ``file_facts``, what it reads of the whole file (see
+    :meth:`Finder.file_facts`)."""
 
     name: str
     test: Callable[[FileContext, Options, Hit], bool]
     file_facts: FileFacts | None = None
+    demotes: str | None = None
 
     def __call__(self, ctx: FileContext, options: Options, hit: Hit) -> bool:
         return self.test(ctx, options, hit)
@@ -179,7 +188,8 @@ class Rule:
         if cls.finds.flow is not None:
             lines.append(f"- What reaches it, followed there by the flow engine: {cls.finds.flow.what} "
                          f"({name(cls.finds.flow)})")
-        lines += [f"- Not reported: {check.name}" for check in cls.finds.unless]
+        lines += [f"- Not reported: {check.name}" if check.demotes is None
+                  else f"- Reported at `{check.demotes}` confidence at most: {check.name}" for check in cls.finds.unless]
         return "\n".join(lines)
 
     @classmethod
@@ -208,10 +218,23 @@ class Rule:
                 sources += engine.keyword_sources(*site.passed, flow)
             hits = [Hit(site, source) for source in sources]
         for hit in hits:
-            if not any(check(self.ctx, self.options, hit) for check in self.finds.unless):
-                self._report(hit)
+            levels = [(site.confidence, site.basis)]
+            if hit.source is not None:
+                levels.append((hit.source.confidence, hit.source.basis))
+            for check in self.finds.unless:
+                if check.demotes is not None and rank(weakest(*(level for level, _ in levels))) <= rank(check.demotes):
+                    continue  # already no higher than the check could make it: spare the question
+                if check(self.ctx, self.options, hit):
+                    if check.demotes is None:
+                        break
+                    levels.append((check.demotes, check.name))
+            else:
+                level = weakest(*(level for level, _ in levels))
+                basis = "; ".join(dict.fromkeys(why for lv, why in levels if why and lv == level)) or (
+                    SEEN if level == "high" else "")
+                self._report(hit, level, basis)
 
-    def _report(self, hit: Hit) -> None:
+    def _report(self, hit: Hit, confidence: str, basis: str) -> None:
         site, source = hit.site, hit.source
         fields = dict(site.fields)
         if source is not None:
@@ -219,7 +242,7 @@ class Rule:
         self._reports.append(Report(
             self.doc.code, self.doc.name, hit.node, self.message.format(**fields), site.replace,
             self.fix if site.replace else None, site.imports,
-            (*source.steps, *site.steps) if source is not None else site.steps,
+            (*source.steps, *site.steps) if source is not None else site.steps, confidence, basis,
         ))
 
 

@@ -23,6 +23,12 @@ FAMILIES = {
 }
 
 
+RUNTIME_CONFIDENCE = """
+    A runtime check reports a dtype that occurred while the code ran, so its findings
+    are always `high`.
+    """
+
+
 @dataclasses.dataclass(frozen=True)
 class RuleDoc:
     """Everything a user can read about one code."""
@@ -39,6 +45,11 @@ class RuleDoc:
     known_limits: str = ""
     kind: str = "static"  # "static" (a lint rule) or "runtime" (a runtime check)
     default_enabled: bool = True
+    # Which evidence makes a finding of this rule high, medium or low (core.confidence).
+    confidence: str = RUNTIME_CONFIDENCE
+    # CodeQL's precision levels (very-high, high, medium, low): what the rule's findings at
+    # the default confidence measured on the labelled corpora (docs/accuracy.md).
+    precision: str = "high"
     # What the rule finds, from its declaration (finders, flow, sanitizers; see
     # dtype_lint.core.rule.Rule.describe): filled in by the registry, not written by hand.
     finds: str = ""
@@ -69,6 +80,7 @@ class RuleDoc:
             "## Example\n```python\n" + _dedent(self.example) + "\n```",
             "## Use instead\n```python\n" + _dedent(self.use_instead) + "\n```",
             "## Fix safety\n" + _dedent(self.fix_safety),
+            "## Confidence\n" + _dedent(self.confidence) + "\n\n" + _PRECISION.format(self.precision),
             "## Options\n" + _dedent(self.options),
         ]
         if self.known_limits:
@@ -83,7 +95,12 @@ class RuleDoc:
             "kind": self.kind,
             "summary": self.summary,
             "default_enabled": self.default_enabled,
+            "precision": self.precision,
         }
+
+
+_PRECISION = ("Precision of its findings at the default `min-confidence`, measured on the labelled "
+              "corpora: **{}** (CodeQL's scale; see [Accuracy](../accuracy.md)).")
 
 
 def _dedent(text: str) -> str:

@@ -18,6 +18,7 @@ from dtype_lint.core import prefilter_switch
 from dtype_lint.project.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from dtype_lint.project.cache import Cache
 from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_config, validate_selector
+from dtype_lint.core.confidence import LEVELS
 from dtype_lint.core.engine import NEWLINE, LintError, Source, lint_source
 from dtype_lint.core.finding import FileError, Finding
 from dtype_lint.core.fixes import applicable, fixed_text, write_atomic
@@ -52,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to run")
         cmd.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to add")
         cmd.add_argument("--ignore", metavar="CODES", help="codes or prefixes to skip")
+        cmd.add_argument("--min-confidence", choices=LEVELS, default=None,
+                         help="hide findings below this confidence (default: the config's, else medium; "
+                              "low is the audit mode)")
         cmd.add_argument("--output-format", choices=FORMATS, default="text")
         cmd.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
         cmd.add_argument("--statistics", action="store_true", help="print a count per code instead")
@@ -157,6 +161,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
             for code in codes:
                 validate_selector(code, f"--{flag.replace('_', '-')}")
             overrides[field] = codes if field != "ignore" else config.ignore + codes
+    if args.min_confidence is not None:
+        overrides["options"] = dataclasses.replace(config.options, min_confidence=args.min_confidence)
     return dataclasses.replace(config, **overrides)
 
 

@@ -12,12 +12,14 @@ the ``ast`` flake8 has already built.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import os
 from typing import Iterator
 
 from dtype_lint import __version__
 from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_config
+from dtype_lint.core.confidence import LEVELS
 from dtype_lint.core.engine import LintError, lint_source
 
 
@@ -33,6 +35,17 @@ def _config_for(folder: str) -> Config:
 class DtypeLintChecker:
     name = "dtype-lint"
     version = __version__
+    # `--min-confidence` (flake8's command line or its config), over `[tool.dtype-lint]`'s.
+    min_confidence: str | None = None
+
+    @classmethod
+    def add_options(cls, manager) -> None:
+        manager.add_option("--min-confidence", choices=LEVELS, default=None, parse_from_config=True,
+                           help="dtype-lint: hide findings below this confidence (low is the audit mode)")
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        cls.min_confidence = options.min_confidence
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
         self.tree = tree
@@ -42,6 +55,9 @@ class DtypeLintChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         folder = os.path.dirname(os.path.abspath(self.filename)) if self.filename not in ("-", "stdin") else "."
         config = _config_for(folder)
+        if self.min_confidence is not None:
+            config = dataclasses.replace(config, options=dataclasses.replace(
+                config.options, min_confidence=self.min_confidence))
         codes = config.selected(self.filename)
         text = "".join(self.lines)
         try:

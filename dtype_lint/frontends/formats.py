@@ -54,6 +54,8 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
                 out.write(_snippet(f, lines_of(f.path), color))
             if show_flow:
                 out.writelines(_via(f, step, color) for step in f.flow)
+                if f.confidence != "high":
+                    out.write(f"    {paint('confidence:', '2', color)} {f.confidence}: {f.basis}\n")
 
 
 def write_errors(errors: list[FileError], out: TextIO, fmt: str) -> None:
@@ -97,7 +99,8 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
             "help": {"text": doc.summary, "markdown": doc.markdown()},
             "helpUri": doc.help_uri,
             "defaultConfiguration": {"level": ERROR if doc.default_enabled else "none"},
-            "properties": {"family": doc.family},
+            # CodeQL's rule-level precision: what the rule's default findings measured.
+            "properties": {"family": doc.family, "precision": doc.precision},
         })
     results = []
     fingerprints = line_hashes(findings, lines_of)
@@ -112,8 +115,9 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
             "locations": [_location(f.path, region)],
             "partialFingerprints": {"primaryLocationLineHash": fingerprints[f]},
         }
+        result["properties"] = {"confidence": f.confidence, **({"basis": f.basis} if f.basis else {})}
         if cell is not None:  # a notebook: the region's lines are the cell's
-            result["properties"] = {"cell": cell}
+            result["properties"]["cell"] = cell  # type: ignore[index]
         if f.flow:
             result.update(_code_flow(f, region, cell))
         if f.fix:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dtype_lint.core.finding import Finding
 
-# Every finding is a hazard the user is asked to fix (the CLI fails on any), so all of
-# them are errors; a rule that is only advice would get another level here.
+# A finding the evidence fully shows is an error; one that rests on a convention a
+# warning; a pattern alone (the audit mode's) a note, which editors show as information.
 ERROR = "error"
+_BY_CONFIDENCE = {"high": ERROR, "medium": "warning", "low": "note"}
 
 # SARIF's levels (error, warning, note) as GitHub workflow commands and as LSP severities
 # (1 Error, 2 Warning, 3 Information).
@@ -18,5 +19,5 @@ LSP_SEVERITY = {"error": 1, "warning": 2, "note": 3}
 
 
 def level(finding: Finding) -> str:
-    """The finding's SARIF level."""
-    return ERROR
+    """The finding's SARIF level, from its confidence."""
+    return _BY_CONFIDENCE[finding.confidence]

@@ -23,7 +23,7 @@ from dtype_lint import __version__
 from dtype_lint.core.finding import Edit, Finding, Fix, Step
 
 DEFAULT_DIR = ".dtype_lint_cache"
-_FORMAT = 3  # bump when the entry layout changes
+_FORMAT = 4  # bump when the entry layout changes
 
 
 def _package_digest() -> str:
@@ -138,14 +138,14 @@ def _row(f: Finding) -> list:
     if f.fix is not None:
         fix = [f.fix.applicability, [[e.line, e.column, e.end_line, e.end_column, e.content] for e in f.fix.edits]]
     flow = [[s.path, s.line, s.column, s.message] for s in f.flow]
-    return [f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.message, fix, flow]
+    return [f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.message, fix, flow, f.confidence, f.basis]
 
 
 def _finding(path: str, row: list) -> Finding:
-    line, column, end_line, end_column, code, name, message, fix, flow = row
+    line, column, end_line, end_column, code, name, message, fix, flow, confidence, basis = row
     parsed = None
     if fix is not None:
         parsed = Fix(fix[0], tuple(Edit(*map(int, e[:4]), str(e[4])) for e in fix[1]))
     steps = tuple(Step(str(p), int(ln), int(col), str(msg)) for p, ln, col, msg in flow)
     return Finding(path, int(line), int(column), int(end_line), int(end_column), str(code), str(name),
-                   str(message), parsed, flow=steps)
+                   str(message), parsed, flow=steps, confidence=str(confidence), basis=str(basis))

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Iterable
 
+from dtype_lint.core.confidence import LEVELS
 from dtype_lint.core.options import OPTION_KEYS, Options
 from dtype_lint.project.excludes import Excludes
 from dtype_lint.rules.codes import opt_in_codes, rule_codes
@@ -27,7 +28,7 @@ DEFAULT_EXCLUDE = (
 DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
 _LIST_KEYS = {"select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "include",
               "extend-include", "src"}
-_KNOWN_KEYS = _LIST_KEYS | {"per-file-ignores", "target-version", "python"} | set(OPTION_KEYS)
+_KNOWN_KEYS = _LIST_KEYS | {"per-file-ignores", "target-version", "min-confidence", "python"} | set(OPTION_KEYS)
 _TARGET_VERSION = re.compile(r"py3(\d+)")  # ruff's spelling: py39, py310, ...
 _REQUIRES_PYTHON = re.compile(r"(?:>=|~=|==)\s*3\.(\d+)")
 
@@ -210,7 +211,9 @@ def config_from_table(table: dict[str, Any], root: str = ".", source: str | None
         exclude=lists.get("exclude", DEFAULT_EXCLUDE) + lists.get("extend-exclude", ()),
         include=lists.get("include", DEFAULT_INCLUDE) + lists.get("extend-include", ()),
         options=dataclasses.replace(Options(), **option_values,
-                                    target_version=_target_version(table, requires_python, where)),
+                                    target_version=_target_version(table, requires_python, where),
+                                    min_confidence=min_confidence(table.get("min-confidence", Options().min_confidence),
+                                                                  f"{where}'min-confidence'")),
         root=root,
         source=source,
     )
@@ -227,6 +230,13 @@ def _target_version(table: dict[str, Any], requires_python: str | None, where: s
         return 3, int(match.group(1))
     minors = [int(m) for m in _REQUIRES_PYTHON.findall(requires_python or "")]
     return (3, min(minors)) if minors else Options().target_version
+
+
+def min_confidence(value: Any, where: str) -> str:
+    """A confidence level: `low` (the audit mode), `medium` or `high`."""
+    if value not in LEVELS:
+        raise ConfigError(f"{where} must be one of {', '.join(LEVELS)}, got {value!r}")
+    return value
 
 
 def validate_selector(code: str, where: str) -> None:

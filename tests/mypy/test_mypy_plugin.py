@@ -422,3 +422,21 @@ def test_an_older_mypy_is_refused_by_name_not_run_silently() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "ImportError: dtype-lint's mypy plugin needs mypy >= 2.4, and this is mypy 2.3.1" in result.stderr
+
+
+def test_min_confidence_from_the_configuration(tmp_path: Path) -> None:
+    # mypy has no options of a plugin's own: the plugin reads `min-confidence` from the
+    # project's [tool.dtype-lint] table, as every front-end does. `setting or float32`
+    # is a low finding (DTL102), `.get(key, float32)` a high one.
+    source = ("import numpy as np\n\n\ndef pick(setting):\n    return setting or np.float32\n\n\n"
+              "def lookup(table, key):\n    return table.get(key, np.float32)\n")
+    found = {}
+    for level in ("low", "medium"):
+        folder = tmp_path / level
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text(f'[tool.dtype-lint]\nmin-confidence = "{level}"\n')
+        (folder / "mod.py").write_text(source)
+        found[level] = {(line, code) for _, line, _, code in
+                        dtl_errors(run_mypy(str(folder / "mod.py"), cache=tmp_path / f"cache-{level}"))}
+    assert found["low"] == {(5, "DTL102"), (9, "DTL102")}
+    assert found["medium"] == {(9, "DTL102")}

@@ -41,6 +41,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from dtype_lint.core.confidence import rank
 from dtype_lint.core.deferred import cst
 from dtype_lint.core.flow.scopes import Collector, FScope, first_param, literal, method_scope
 
@@ -66,27 +67,35 @@ class Source:
     made: cst.CSTNode | None = None
     returned: bool = False
     steps: tuple = ()  # where another file shows it (core.finding.Step): a factory there
+    # How sure the flow is that it is a source (core.confidence): a name's convention
+    # (a configuration's ``named``) is medium, what the code shows is high.
+    confidence: str = "high"
+    basis: str = ""
 
     @property
     def at(self) -> cst.CSTNode:
         """Where a finding about this source belongs: a lambda a factory returns
-        (``def default_transforms(self): return lambda ...``) where it is written, once,
-        since that is what to replace; anything else, a closure a wrapper factory makes
-        from its arguments included, where it enters the sink."""
+        (``def default_transforms(self): return lambda ...``) or a parameter's default
+        lambda where it is written, once, since that is what to replace; anything else, a
+        closure a wrapper factory makes from its arguments included, where it enters the
+        sink."""
         return self.made if self.returned and isinstance(self.made, cst.Lambda) else self.node
 
     def entering(self, node: cst.CSTNode, kind: str | None = None, returned: bool = False) -> "Source":
         """The same value entering the larger expression ``node`` (as ``kind``)."""
-        return Source(node, kind or self.kind, self.made or self.node, self.returned or returned, self.steps)
+        return Source(node, kind or self.kind, self.made or self.node, self.returned or returned, self.steps,
+                      self.confidence, self.basis)
 
 
 @dataclasses.dataclass(frozen=True)
 class Carry:
     """A call that keeps what ``exprs`` hold; its source's kind is ``template`` with the
-    inner kind in place of ``{}``."""
+    inner kind in place of ``{}``, and its confidence at most ``confidence`` (a carrier
+    that makes the value less surely the hazard's: a copy of a model is not the model)."""
 
     exprs: tuple[cst.BaseExpression, ...]
     template: str = "{}"
+    confidence: str = "high"
 
 
 class FlowConfig:
@@ -111,7 +120,7 @@ class FlowConfig:
         """The kind of source ``expr`` (not a call) is by itself, or None."""
         return None
 
-    def name(self, flow: FileFlow, name: str, found: FScope) -> str | None:
+    def name(self, flow: FileFlow, name: str, found: FScope) -> str | Source | None:
         """*May* reading: the kind of source ``name`` is, by how ``found`` (the scope that
         binds it) binds it (a local ``def``, a parameter), before its values are followed."""
         return None
@@ -304,11 +313,11 @@ class FileFlow:
         if isinstance(expr, cst.Name):
             found = self._name_kind(expr.value, config, scope, depth, seen)
             kind = None if found else config.named(self, expr)
-            return [found.entering(expr)] if found else [Source(expr, kind)] if kind else []
+            return [found.entering(expr)] if found else [_by_name(expr, kind)] if kind else []
         if isinstance(expr, cst.Attribute):
             found = self._attribute_kind(expr, config, scope, depth, seen) if "attributes" in propagators else None
             kind = None if found else config.named(self, expr)
-            return [found.entering(expr)] if found else [Source(expr, kind)] if kind else []
+            return [found.entering(expr)] if found else [_by_name(expr, kind)] if kind else []
         if isinstance(expr, cst.IfExp) and "branches" in propagators:
             return (self._sources(expr.body, config, scope, depth + 1, seen)
                     + self._sources(expr.orelse, config, scope, depth + 1, seen))
@@ -334,6 +343,8 @@ class FileFlow:
         if found is None:
             return None
         kind = config.name(self, name, found)
+        if isinstance(kind, Source):
+            return kind
         if kind:
             made = found.defs[name].node if name in found.defs else found.classes.get(name)
             return Source(made or found.node, kind)
@@ -368,7 +379,10 @@ class FileFlow:
             for expr in found.exprs:
                 source = self._first(expr, config, scope, depth + 1, seen)
                 if source:
-                    return source.entering(call, found.template.format(source.kind))
+                    entered = source.entering(call, found.template.format(source.kind))
+                    if rank(found.confidence) < rank(entered.confidence):
+                        entered = dataclasses.replace(entered, confidence=found.confidence, basis=entered.kind)
+                    return entered
             return None
         if "returns" not in config.propagators or scope is None:
             return None
@@ -420,3 +434,8 @@ class FileFlow:
             for value in found.values.get(expr.value, ()):
                 yield from self._entries(value, found, depth + 1, seen)
 
+
+def _by_name(expr: cst.BaseExpression, kind: str) -> Source:
+    """A source a configuration infers from how a name is written or used (``named``),
+    not from a value the code gives it: a convention, so medium confidence."""
+    return Source(expr, kind, confidence="medium", basis=kind)

@@ -92,6 +92,10 @@ class ModuleFinder:
         key = (module, first or "")
         if key not in self._found:
             roots = ((first,) if first else ()) + self.roots
+            if first and os.path.basename(first) == module.split(".", 1)[0]:
+                # The linted file's package sits in a namespace package (PEP 420: a
+                # folder without __init__.py, `megatron/core/`) that the import names.
+                roots = (os.path.dirname(first), *roots)
             self._found[key] = next((f for f in (_in_root(r, module) for r in roots) if f), None)
         return self._found[key]
 

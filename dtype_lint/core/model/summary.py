@@ -166,6 +166,18 @@ def absolute_module(module: str | None, level: int, package: str) -> str | None:
     return ".".join(parts + ([module] if module else [])) or None
 
 
+def _stores_locals(call: ast.Call) -> bool:
+    """A call that hands ``locals()`` to be set on ``self``: with ``self`` among its
+    arguments, or as ``self.__dict__.update(...)``."""
+    if not any(isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id == "locals" and not a.args
+               for a in call.args):
+        return False
+    func = call.func
+    on_dict = (isinstance(func, ast.Attribute) and func.attr == "update" and isinstance(func.value, ast.Attribute)
+               and func.value.attr == "__dict__" and _on_self(func.value))
+    return on_dict or any(isinstance(a, ast.Name) and a.id == "self" for a in call.args)
+
+
 def _class(node: ast.ClassDef) -> ClassSummary:
     bases = [b for b in (dotted(base) for base in node.bases) if b]
     init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
@@ -185,6 +197,12 @@ def _class(node: ast.ClassDef) -> ClassSummary:
         for sub in ast.walk(init):
             if isinstance(sub, ast.Call):
                 called.add(id(sub.func))
+                if _stores_locals(sub):
+                    # `set_attributes(self, locals())`, `self.__dict__.update(locals())`:
+                    # every parameter becomes an attribute.
+                    escaping.update(params)
+                    for name in params:
+                        stores.setdefault(name, [sub.lineno, sub.col_offset + 1])
             elif isinstance(sub, ast.Name) and id(sub) not in called:
                 escaping.add(sub.id)
             elif isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:

@@ -105,6 +105,14 @@ class Float32DtypeDefault(Rule):
             - `module-names`: a function taking a model (`def optimize(model, dtype=...)`)
               applies a user's choice to it, and is not reported.
             """,
+        confidence="""
+            `high` where the default belongs to a layer (a class the file shows to be a
+            module, or a function on a layer's forward path); `medium` for a helper or a
+            plain class, whose values' meeting the activations is assumed; `low` for a
+            top-level model that loads its own weights (its dtype is the user's knob by
+            convention), for a one-hot helper, and for a rotary or frequency table's
+            builder (its name says so), whose tables are cast back where applied.
+            """,
         known_limits="""
             Names decide what a dtype parameter means: a computation dtype under a name
             that is not in `compute-dtype-names` is not seen. A default computed by a call
@@ -136,7 +144,8 @@ class Float32DtypeDefault(Rule):
     finds = Finds(
         at=(dtype_defaults.ComputeDtypeDefaults,),
         unless=(test_code.TEST_CODE, dtype_defaults.USER_CHOICE, dtype_defaults.BENIGN_ROLE,
-                dtype_defaults.HOST_SIDE, dtype_defaults.BASES_PASS),
+                dtype_defaults.HOST_SIDE, dtype_defaults.BASES_PASS, dtype_defaults.FULL_PRECISION_ONLY,
+                dtype_defaults.PRETRAINED_MODEL, dtype_defaults.ONE_HOT, dtype_defaults.TABLE_BUILDER),
     )
 
     valid = (

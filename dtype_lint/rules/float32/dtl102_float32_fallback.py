@@ -30,6 +30,14 @@ class Float32Fallback(Rule):
             DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
             dtype = DTYPES[precision]  # an unknown precision is a KeyError, not float32
             """,
+        confidence="""
+            `high` for a lookup whose default is float32 (`.get(key, torch.float32)`,
+            `getattr(config, "dtype", torch.float32)`); `medium` for the else branch of a
+            precision switch, which may be the float32 setting itself; `low` for
+            `setting or float32`, which is float32 only where nothing is set (the
+            documented default `POLICY.md` counts as benign) unless the setting may hold
+            a value the code does not know.
+            """,
         known_limits="""
             A fallback spread over several statements (`if ... elif ... else: dtype =
             torch.float32`) is only seen when the `else` branch assigns float32 directly

@@ -101,6 +101,11 @@ class Float32InForward(Rule):
                 pe = torch.zeros(x.shape[1], self.dim, dtype=x.dtype, device=x.device)
                 return x + pe
             """,
+        confidence="""
+            `high`: the pin and the forward path it lies on are both in the file (or in
+            files the project model read); `low` for a conversion to float32 under a test
+            that the value holds another, named dtype (an fp8 scale's format).
+            """,
         known_limits="""
             A float32 island is recognised by a cast in the same method whose dtype
             mentions `dtype` (`.to(x.dtype)`, `.astype(self.dtype)`, `type_as`) or names
@@ -137,7 +142,8 @@ class Float32InForward(Rule):
     )
     finds = Finds(
         at=(forward_pins.PinnedInForward,),
-        unless=(test_code.TEST_CODE, deliberate.DELIBERATE),
+        unless=(test_code.TEST_CODE, deliberate.DELIBERATE, forward_pins.LOSS_SIDE_OUTPUT,
+                forward_pins.CONVERTS_ANOTHER_DTYPE),
     )
 
     valid = (

@@ -56,6 +56,10 @@ class Float32BesideInput(Rule):
                 out = torch.zeros_like(heatmap)  # or dtype=heatmap.dtype
                 return out + heatmap
             """,
+        confidence="""
+            `high` inside a layer's forward; `medium` in a function outside one, where
+            the result's meeting the activations is assumed.
+            """,
         known_limits="""
             Only a device written as `<parameter>.device` counts as following an input: a
             device kept in a variable is not traced. A float32 cast is seen in arithmetic

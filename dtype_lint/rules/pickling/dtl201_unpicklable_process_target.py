@@ -66,6 +66,11 @@ class UnpicklableProcessTarget(Rule):
             - `extra-pickling-sinks`: more sinks, as `"qualified.name:argument"`, where
               the argument is a keyword or a 0-based position.
             """,
+        confidence="""
+            `high` where the callable, what carries it and the process boundary are all
+            seen in code; `medium` where the unpicklable value is known by a convention (a
+            parameter taken as a generator by its name or annotation).
+            """,
         known_limits="""
             The flow stays within one file and is flow-insensitive within a function (a
             name counts as holding every value it is ever given there). Not followed: a

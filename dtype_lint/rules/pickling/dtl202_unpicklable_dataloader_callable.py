@@ -43,6 +43,11 @@ class UnpicklableDataLoaderCallable(Rule):
             loader = DataLoader(ds, batch_size=32, num_workers=4,
                                 collate_fn=functools.partial(pad, value=0))
             """,
+        confidence="""
+            `high` where the callable and the loader's workers are seen in code; `medium`
+            where the unpicklable value is known by a convention (a parameter taken as a
+            generator by its name or annotation).
+            """,
         known_limits="""
             `num_workers` passed through `**kwargs` counts as non-zero. A loader built
             by a wrapper function (one that forwards `collate_fn` to `DataLoader`) is not

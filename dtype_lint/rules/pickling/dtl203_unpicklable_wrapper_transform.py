@@ -39,6 +39,11 @@ class UnpicklableWrapperTransform(Rule):
             - `wrapper-transforms`: `"qualified.name:argument"` entries; the name may use
               shell-style wildcards (`*Module:output_transform`).
             """,
+        confidence="""
+            `high` where the wrapper is seen to be a model wrapper; `medium` where the
+            owner of the transform is taken as a data module, a transform or a model by
+            its name.
+            """,
         known_limits="""
             A transform stored by assignment after construction is DTL204's; one passed
             through `**kwargs` built in another function is not seen. See DTL201 for the

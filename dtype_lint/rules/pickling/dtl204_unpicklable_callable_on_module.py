@@ -35,9 +35,11 @@ class CallableOnModule(Rule):
               (`m.register_forward_hook(f)` ... `return model`), or on `self` (or a
               submodule of it) in a method of a class pickled whole
               (`self._register_state_dict_hook(remap)` in a module's `__init__`): the
-              model keeps it; hooks an engine or callback registers on a model it holds,
-              and hooks whose handle is removed, stay in their process and are not
-              reported;
+              model keeps it; and a hook an engine, a trainer, an optimizer or a patch
+              function registers on a model it holds or walks (`self.module`,
+              `for m in model.modules()`): the model keeps it whoever installs it
+              (`medium`; `low` where the handle is kept and the file removes hooks;
+              a hook removed in the same function is not reported);
             - a lambda in a class body (`class Metric(Enum): COSINE = lambda ...`),
               named `Metric.<lambda>`, which pickle cannot import: reported where a
               module's constructor of this file keeps a parameter whose default is a
@@ -52,9 +54,16 @@ class CallableOnModule(Rule):
               reported once, where it is written, however many loaders call the
               factory; a closure a wrapper factory builds from its arguments is
               reported where it is stored;
-            - an argument that a module's constructor keeps on `self`, in this file or
-              another: the project model reads the class's `__init__` where it is
-              defined, and the finding's path shows the store and the bases;
+            - an argument that a module's constructor keeps on `self`, in this file
+              (above or below the call) or another: the project model reads the class's
+              `__init__` where it is defined (a store on `self`, or every parameter
+              through `set_attributes(self, locals())` or `self.__dict__.update(locals())`),
+              and the finding's path shows the store and the bases;
+            - a lambda that a parameter defaults to (`def make(fuse=lambda a, b: a + b)`),
+              where the parameter reaches any of these: reported at the default, `medium`,
+              since a caller may always pass a function of its own;
+            - an attribute stored on `self` in a mixin that a module class of the file
+              derives from (`class Merged(nn.Linear, LoRAMixin)`): `medium`;
             - an argument of `super().__init__(...)` (or `super(Cls, self).__init__`) in a
               subclass of a dataset, or of a module whose constructor keeps that
               parameter: the first base's constructor runs on the subclass's instance
@@ -91,6 +100,16 @@ class CallableOnModule(Rule):
                     super().__init__()
                     self.act = nn.SiLU()
             """,
+        confidence="""
+            `high` where the object the callable is kept on is seen to be a module or a
+            dataset (constructed from one, `self` inside one); `medium` where it is taken
+            as one by a convention (a `models` path, a factory or a name such as `model`),
+            for hooks an engine or callback registers on a model it holds, for a lambda a
+            parameter defaults to and for a mixin of a module class; `low` for a
+            copy of a module, for a hook whose handle is kept in a file that removes hooks, and for a
+            dataset the file hands only to loaders without workers (another caller may
+            give it some).
+            """,
         known_limits="""
             Only classes derived (in this file, or through the files and installed
             packages the project model reaches) from the torch, Lightning or Dataset bases, data modules and transform classes by name, `self` in their
@@ -119,7 +138,7 @@ class CallableOnModule(Rule):
     finds = Finds(
         at=(kept.AttributeStores, kept.Hooks, kept.ConstructorArguments, kept.ClassBodyLambdas),
         flow=unpicklable.PICKLING_IN_FILE,
-        unless=(test_code.TEST_CODE, kept.ONE_SHOT_REDIRECT),
+        unless=(test_code.TEST_CODE, kept.ONE_SHOT_REDIRECT, kept.DATASET_WITHOUT_WORKERS),
     )
 
     valid = (

@@ -36,6 +36,11 @@ class TreeMapRecast(Rule):
             model = Transformer(dtype=jnp.bfloat16, param_dtype=jnp.float32)
             # or, with a policy: policy = jmp.get_policy("params=float32,compute=bfloat16")
             """,
+        confidence="""
+            `high` where the recast tree is seen to be trained; `medium` where a training
+            use is assumed from context (nothing in the function, its class or the file
+            trains); `low` in a file named for evaluation, inference or export.
+            """,
         known_limits="""
             Casts to float32 restore full precision and are not reported (a checkpoint
             widened for export, master weights), nor are casts to another leaf's dtype
@@ -54,7 +59,8 @@ class TreeMapRecast(Rule):
     )
     finds = Finds(
         at=(tree_casts.TreeMapCasts,),
-        unless=(test_code.TEST_CODE, casting_helpers.CASTING_CODE, trained.NOT_TRAINED),
+        unless=(test_code.TEST_CODE, casting_helpers.CASTING_CODE, trained.NOT_TRAINED, trained.EVALUATION_FILE,
+                trained.TRAINING_UNSEEN),
     )
 
     valid = (

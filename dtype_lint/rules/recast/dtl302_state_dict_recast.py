@@ -37,6 +37,11 @@ class StateDictRecast(Rule):
             with torch.autocast("cuda", dtype=torch.float16):
                 out = model(batch)
             """,
+        confidence="""
+            `high` where the recast state dict is seen to be trained; `medium` where a
+            training use is assumed from context; `low` in a file named for evaluation,
+            inference or export.
+            """,
         known_limits="""
             Loops that assign entry by entry (`for k in sd: sd[k] = sd[k].half()`) are
             not seen. Casts to float32 (`v.float()`) restore full precision and are not
@@ -51,7 +56,8 @@ class StateDictRecast(Rule):
     )
     finds = Finds(
         at=(state_dicts.StateDictCasts,),
-        unless=(test_code.TEST_CODE, casting_helpers.CASTING_CODE, trained.NOT_TRAINED),
+        unless=(test_code.TEST_CODE, casting_helpers.CASTING_CODE, trained.NOT_TRAINED, trained.EVALUATION_FILE,
+                trained.TRAINING_UNSEEN),
     )
 
     valid = (

@@ -83,6 +83,15 @@ class ModuleRecast(Rule):
             - `param-dtype-names`: a helper called with a dtype of one of these names
               applies a configured storage dtype and is not reported.
             """,
+        confidence="""
+            `high` where the receiver is seen to be a module (constructed from one, `self`
+            inside one) and its training is seen or not ruled out; `medium` where the
+            receiver is taken as a model by a convention (a `models` path, a factory, a
+            name in `module-names`, a casting helper known by its name) or a training use
+            is assumed from context; `low` for a copy of a module (EMA, `deepcopy`), a loop
+            that upcasts, casts only frozen parameters or keeps each original to restore,
+            and a file named for evaluation, inference or export.
+            """,
         known_limits="""
             A module returned by a function of another file or stored in a container is only
             known by its name or by what this file calls on it (the mypy plugin knows it by
@@ -107,7 +116,7 @@ class ModuleRecast(Rule):
     options_used = ("module-names", "module-bases", "cast-helpers", "inference-functions", "param-dtype-names")
     finds = Finds(
         at=(module_casts.ModuleCasts, module_casts.ParameterLoops, module_casts.CastingHelperCalls),
-        unless=(module_casts.SKIPPED, trained.NOT_TRAINED),
+        unless=(module_casts.SKIPPED, trained.NOT_TRAINED, trained.EVALUATION_FILE, trained.TRAINING_UNSEEN),
     )
 
     valid = (

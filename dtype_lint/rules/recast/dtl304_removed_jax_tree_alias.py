@@ -33,6 +33,9 @@ class DeprecatedTreeAlias(Rule):
             only where the alias is written as an attribute of `jax`; a `from jax import
             tree_map` is reported without a fix.
             """,
+        confidence="""
+            `high`: the removed alias is read from the import and the call.
+            """,
         known_limits="Aliases reached through another name (`t = jax.tree_map`) are reported where they are read.",
         default_enabled=False,
     )
