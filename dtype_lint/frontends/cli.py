@@ -16,7 +16,7 @@ from pathlib import Path
 from dtype_lint import __version__
 from dtype_lint.core import prefilter_switch
 from dtype_lint.project.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
-from dtype_lint.project.cache import Cache
+from dtype_lint.project.cache import Cache, cache_refused
 from dtype_lint.project.config import (PYTHON_VARIABLE, Config, ConfigError, find_pyproject, load_config,
                                        user_interpreter, validate_selector)
 from dtype_lint.core.engine import NEWLINE, LintError, Source, lint_source
@@ -184,7 +184,10 @@ def _check(args: argparse.Namespace) -> int:
     cache = None
     if not args.no_cache:
         folder = args.cache_dir or os.path.join(config.root, DEFAULT_CACHE_DIR)
-        cache = Cache(folder, f"{config.fingerprint()}\0prefilter={not args.no_prefilter}")
+        refused = cache_refused(folder)
+        _warn(args, refused)
+        if refused is None:
+            cache = Cache(folder, f"{config.fingerprint()}\0prefilter={not args.no_prefilter}")
     jobs = args.jobs or default_jobs()
     with prefilter_switch.switched(not args.no_prefilter):
         results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing or args.add_noqa)
@@ -212,7 +215,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _warn(args: argparse.Namespace, warning: str | None) -> None:
-    """A warning on stderr: the run goes on (without the installed packages)."""
+    """A warning on stderr: the run goes on (without the cache, the installed packages)."""
     if warning is not None and not args.silent:
         sys.stderr.write(f"dtype-lint: warning: {warning}\n")
 

@@ -80,9 +80,42 @@ class ModuleSummary:
 
     @classmethod
     def from_json(cls, data: dict) -> "ModuleSummary":
-        return cls(data["name"], data["imports"], data["stars"], data["aliases"],
-                   {k: ClassSummary(**v) for k, v in data["classes"].items()},
-                   {k: FunctionSummary(**v) for k, v in data["functions"].items()})
+        """A stored summary; TypeError (or KeyError) for one of another layout, or not of
+        this program's making (a cache folder comes with the repository linted)."""
+        summary = cls(data["name"], data["imports"], data["stars"], data["aliases"],
+                      {k: ClassSummary(**v) for k, v in data["classes"].items()},
+                      {k: FunctionSummary(**v) for k, v in data["functions"].items()})
+        if not _well_formed(summary):
+            raise TypeError("not a summary")
+        return summary
+
+
+def _well_formed(summary: ModuleSummary) -> bool:
+    """Whether every field holds what :func:`summarize` and :func:`detail` put there."""
+    def names(value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+    def table(value, kind) -> bool:
+        return isinstance(value, dict) and all(isinstance(k, str) and kind(v) for k, v in value.items())
+
+    def place(value) -> bool:
+        return isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value)
+
+    return (isinstance(summary.name, str) and table(summary.imports, lambda v: isinstance(v, str))
+            and names(summary.stars) and table(summary.aliases, lambda v: isinstance(v, str))
+            and all(place([c.line, c.column]) and names(c.bases) and names(c.init_params)
+                    and table(c.stores, place) and table(c.init_defaults, lambda v: isinstance(v, str))
+                    and names(c.only_called) for c in summary.classes.values())
+            and all(place([f.line, f.column]) and names(f.params)
+                    and (f.casts is None or table(f.casts, lambda v: isinstance(v, list) and len(v) == 4
+                                                  and place(v[:2]) and names(v[2:])))
+                    and (f.passes is None or table(f.passes, lambda v: isinstance(v, list) and all(
+                        isinstance(p, list) and len(p) == 4 and isinstance(p[0], str)
+                        and isinstance(p[1], (int, str)) and place(p[2:]) for p in v)))
+                    and (f.returns is None or f.returns == [] or (isinstance(f.returns, list) and len(f.returns) == 3
+                                                                  and place(f.returns[:2])
+                                                                  and isinstance(f.returns[2], str)))
+                    for f in summary.functions.values()))
 
 
 def summarize(text: str, name: str, is_package: bool, tree: ast.Module | None = None) -> ModuleSummary:
