@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Iterable
 
 from dtype_lint.core.options import OPTION_KEYS, Options
+from dtype_lint.core.reading import read_small
 from dtype_lint.project.excludes import Excludes
 from dtype_lint.rules.codes import opt_in_codes, rule_codes
 from dtype_lint.rules.selection import Selected
@@ -36,6 +37,11 @@ PYTHON_VARIABLE = "DTYPE_LINT_PYTHON"
 # A value quoted in a message is cut to this many characters: a configuration may hold
 # a string of megabytes.
 _QUOTED = 80
+# A repository's configuration is read whole and parsed: bounded. The table itself holds
+# a few hundred characters in practice; a 10 MB exclude pattern took 15 s and 1 GB to
+# compile.
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+MAX_TABLE_CHARACTERS = 64 * 1024
 _REQUIRES_PYTHON = re.compile(r"(?:>=|~=|==)\s*3\.(\d+)")
 
 
@@ -180,15 +186,26 @@ def find_pyproject(paths: Iterable[str]) -> Path | None:
         start = start.parent
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                text = candidate.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            # Textual test: a broken table must still be found, then reported by load_config.
-            if "tool.dtype-lint" in text:
-                return candidate
+        # Textual test: a broken table must still be found, then reported by load_config.
+        if candidate.is_file() and _mentions_the_table(candidate):
+            return candidate
     return None
+
+
+def _mentions_the_table(path: Path) -> bool:
+    """Whether the file's text holds ``tool.dtype-lint``, read a chunk at a time: a
+    repository's pyproject.toml may be of any size."""
+    marker = b"tool.dtype-lint"
+    try:
+        with open(path, "rb") as handle:
+            tail = b""
+            while chunk := handle.read(1024 * 1024):
+                if marker in tail + chunk:
+                    return True
+                tail = chunk[-len(marker):]
+    except OSError:
+        pass
+    return False
 
 
 def load_config(path: Path | None) -> Config:
@@ -206,17 +223,41 @@ def _load_config(path: Path | None) -> Config:
     else:  # pragma: no cover
         import tomli as tomllib
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        size = os.stat(path).st_size
+        data = read_small(str(path), MAX_CONFIG_BYTES) if size <= MAX_CONFIG_BYTES else None
+        if data is None:
+            raise ConfigError(f"{path}: {size / 2**20:.1f} MiB is over the {MAX_CONFIG_BYTES // 2**20} MiB limit "
+                              "for a configuration file" if size > MAX_CONFIG_BYTES else f"{path}: not a regular file")
+        parsed = tomllib.loads(data.decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8: {exc.reason} at byte {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    table = data.get("tool", {}).get("dtype-lint", {})
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    tool, project = parsed.get("tool"), parsed.get("project")
+    table = tool.get("dtype-lint", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.dtype-lint] must be a table")
-    requires = data.get("project", {}).get("requires-python")
+    if _text_in(table) > MAX_TABLE_CHARACTERS:
+        raise ConfigError(f"{path}: [tool.dtype-lint] holds {_text_in(table)} characters of text, over the "
+                          f"{MAX_TABLE_CHARACTERS} it takes")
+    requires = project.get("requires-python") if isinstance(project, dict) else None
     return config_from_table(table, root=str(Path(path).parent), source=str(path),
                              requires_python=requires if isinstance(requires, str) else None)
+
+
+def _text_in(value: Any) -> int:
+    """How many characters of text a TOML value holds, keys included."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(k) + _text_in(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(_text_in(v) for v in value)
+    return 0
 
 
 def config_from_table(table: dict[str, Any], root: str = ".", source: str | None = None,
