@@ -37,8 +37,8 @@ import signal
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -351,12 +351,12 @@ def _python_files(repo: Path) -> tuple[str, ...]:
 
 
 def run_cli(repo: Path, tmp: Path, files: tuple[str, ...], env: dict[str, str]) -> Seen:
-    code, out = _measured([sys.executable, "-m", "dtype_lint", "check", "."], repo, tmp, env)
+    _, out = _measured([sys.executable, "-m", "dtype_lint", "check", "."], repo, tmp, env)
     return Seen(_parsed(out, repo), out)
 
 
 def run_flake8(repo: Path, tmp: Path, files: tuple[str, ...], env: dict[str, str]) -> Seen:
-    code, out = _measured([sys.executable, "-m", "flake8", "--select", "DTL,E999", *files], repo, tmp, env)
+    _, out = _measured([sys.executable, "-m", "flake8", "--select", "DTL,E999", *files], repo, tmp, env)
     return Seen(_parsed(out, repo), out)
 
 
@@ -364,7 +364,7 @@ def run_mypy(repo: Path, tmp: Path, files: tuple[str, ...], env: dict[str, str])
     config = tmp / "mypy.ini"
     config.write_text("[mypy]\nplugins = dtype_lint.mypy_plugin\nfollow_imports = skip\nignore_missing_imports = True\n")
     command = [sys.executable, "-m", "mypy", "--config-file", str(config), "--cache-dir", str(tmp / "mypy-cache"), *files]
-    code, out = _measured(command, repo, tmp, env)
+    _, out = _measured(command, repo, tmp, env)
     return Seen(_parsed(out, repo), out)
 
 
