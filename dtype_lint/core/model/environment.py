@@ -161,8 +161,9 @@ def _user_site(version: str | None) -> tuple[str, ...]:
 
 def _with_pth(folders: tuple[str, ...]) -> tuple[str, ...]:
     """The folders, each followed by the folders its ``.pth`` files add, as ``site`` adds
-    them: files in name order, lines as paths relative to the folder, comments, blank
-    lines and ``import`` lines skipped, paths that do not exist left out, each path once."""
+    them: files in name order (hidden ones skipped, as Python 3.13's ``site`` does),
+    lines as paths relative to the folder, comments, blank lines and ``import`` lines
+    skipped, paths that do not exist left out, each path once."""
     paths: list[str] = []
     known: set[str] = set()
 
@@ -183,7 +184,7 @@ def _with_pth(folders: tuple[str, ...]) -> tuple[str, ...]:
                 if line.startswith(("import ", "import\t")):
                     continue  # code: site executes it; dtype-lint never does
                 path = os.path.join(folder, line.rstrip())
-                if os.path.normcase(os.path.abspath(path)) not in known and os.path.exists(path):
+                if os.path.exists(path):
                     add(path)
     return tuple(paths)
 

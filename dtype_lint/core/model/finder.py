@@ -81,13 +81,16 @@ def _asked(interpreter: str) -> Found:
     try:
         out = subprocess.run([interpreter, site_query.__file__], capture_output=True, text=True, timeout=ASK_SECONDS,
                              stdin=subprocess.DEVNULL, check=True).stdout
-        paths = json.loads(out)
     except subprocess.TimeoutExpired:
         return Found((), f"it did not answer within {ASK_SECONDS} s")
     except subprocess.CalledProcessError as exc:
         return Found((), f"it exited with status {exc.returncode}")
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path, or not JSON
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         return Found((), f"cannot run it: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        paths = json.loads(out)
+    except ValueError:
+        paths = None
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         return Found((), "its answer is not a list of folders")
     return Found(tuple(paths))
