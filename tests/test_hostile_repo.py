@@ -17,7 +17,8 @@ that is a symbolic link, symbolic links inside it, and entries that do not parse
 (d) a notebook with 100 MiB of outputs; (e) a configuration with a 10 MB string, inside
 and outside dtype-lint's table, and one nested 10,000 levels; (f) expressions nested
 10,000 levels, and 2,900 (what CPython still accepts); (g) import cycles and
-self-imports across the project model.
+self-imports across the project model; (h) a FIFO and a link to ``/dev/zero`` among the
+files a folder run finds.
 
 flake8 and mypy never read dtype-lint's cache or notebooks (nbQA hands flake8 a
 notebook's code; an editor sends the server cells without outputs): for them those
@@ -306,6 +307,16 @@ def case_g_cycles(repo: Path, tmp: Path, frontend: str) -> Expect:
     for name, text in files.items():
         (repo / name).write_text(text)
     return Expect(findings=(finding,))
+
+
+def case_h_special_files(repo: Path, tmp: Path, frontend: str) -> Expect:
+    _config(repo, "")
+    os.mkfifo(repo / "pipe.py")  # a plain open() waits for a writer
+    (repo / "zero.py").symlink_to("/dev/zero")  # a plain read() never ends
+    said = ("pipe.py: error: not a regular file", "zero.py: error: not a regular file")
+    # flake8, mypy and an editor open what they are given themselves: only the CLI walks
+    # a folder and meets them.
+    return Expect(files=("zz_control.py",), messages={"cli": said})
 
 
 CASES = {name[len("case_"):]: case for name, case in globals().items() if name.startswith("case_")}
