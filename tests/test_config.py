@@ -72,3 +72,21 @@ def test_config_errors_exit_2_and_name_the_problem(cli, tmp_path, table, message
     result = cli("check", str(tmp_path))
     assert result.code == 2
     assert message in result.err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"tool = 1\n[project]\n# tool.dtype-lint\n", None),  # no table: the defaults
+        (b"project = 1\n[tool.dtype-lint]\n", None),
+        (b"[tool.dtype-lint]\nselect = ['DTL\xff']\n", "not UTF-8"),
+        (b"[tool.dtype-lint]\nx = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
+        (b"[tool.dtype-lint]\nsrc = ['" + b"s" * 70_000 + b"']\n", "over the 65536 it takes"),
+    ],
+)
+def test_a_hostile_pyproject_is_an_error_that_names_it_or_no_table(cli, tmp_path, text, message):
+    (tmp_path / "pyproject.toml").write_bytes(text)
+    (tmp_path / "mod.py").write_text(HAZARD)
+    result = cli("check", str(tmp_path))
+    assert (result.code, message is None or message in result.err) == (1 if message is None else 2, True), result.err
+    assert len(result.err) < 500

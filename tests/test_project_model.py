@@ -196,12 +196,13 @@ def test_installed_packages_resolve_without_importing(tmp_path, name, kinds):
     assert view.class_kinds(name, framework_kinds)[0] == kinds
 
 
-def test_another_interpreters_packages_without_its_standard_library(tmp_path):
+def test_an_interpreter_the_user_chose_is_asked_without_its_standard_library(tmp_path):
     import sysconfig
 
-    from dtype_lint.core.model.finder import interpreter_path
+    from dtype_lint.core.model.finder import located
 
-    found = interpreter_path(sys.executable)  # asked as a project's venv would be, by running it
+    found = located(None, sys.executable).paths  # --python: asked, by running it
     assert found and sysconfig.get_paths()["stdlib"] not in found
     assert not any(p.endswith(os.path.join("core", "model")) for p in found)
-    assert interpreter_path(str(tmp_path / "no-python")) == ()  # unknown packages, not an error
+    missing = located(None, str(tmp_path / "no-python"))
+    assert missing.paths == () and "cannot run it" in missing.problem  # unknown packages, not an error

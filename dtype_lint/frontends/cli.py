@@ -16,8 +16,9 @@ from pathlib import Path
 from dtype_lint import __version__
 from dtype_lint.core import prefilter_switch
 from dtype_lint.project.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
-from dtype_lint.project.cache import Cache
-from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_config, validate_selector
+from dtype_lint.project.cache import Cache, cache_refused
+from dtype_lint.project.config import (PYTHON_VARIABLE, Config, ConfigError, find_pyproject, load_config,
+                                       user_interpreter, validate_selector)
 from dtype_lint.core.confidence import LEVELS
 from dtype_lint.core.engine import NEWLINE, LintError, Source, lint_source
 from dtype_lint.core.finding import FileError, Finding
@@ -78,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--no-cache", action="store_true", help="lint every file; read and write no cache")
         cmd.add_argument("--cache-dir", metavar="DIR",
                          help=f"where to keep results of unchanged files (default: {DEFAULT_CACHE_DIR}/ beside the config)")
+        cmd.add_argument("--python", metavar="PATH",
+                         help=f"run this interpreter to ask where its packages are installed (also ${PYTHON_VARIABLE}; "
+                              "the configuration's `python` is read, never run)")
         # Parse every file whole with every rule: for comparing findings and timings.
         cmd.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
     explain = sub.add_parser("explain", help="print a rule's docs")
@@ -163,6 +167,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
             overrides[field] = codes if field != "ignore" else config.ignore + codes
     if args.min_confidence is not None:
         overrides["options"] = dataclasses.replace(config.options, min_confidence=args.min_confidence)
+    if args.python:  # over $DTYPE_LINT_PYTHON, which load_config read
+        overrides["interpreter"] = user_interpreter(args.python)
     return dataclasses.replace(config, **overrides)
 
 
@@ -178,12 +184,16 @@ def _check(args: argparse.Namespace) -> int:
     if args.add_noqa and (fixing or args.paths == ["-"]):
         sys.stderr.write("dtype-lint: error: --add-noqa writes files: not with --fix, --unsafe-fixes, --diff or stdin\n")
         return EXIT_ERROR
+    _warn(args, config.environment_problem())
     if args.paths == ["-"]:
         return _check_stdin(args, config, fixing)
     cache = None
     if not args.no_cache:
         folder = args.cache_dir or os.path.join(config.root, DEFAULT_CACHE_DIR)
-        cache = Cache(folder, f"{config.fingerprint()}\0prefilter={not args.no_prefilter}")
+        refused = cache_refused(folder)
+        _warn(args, refused)
+        if refused is None:
+            cache = Cache(folder, f"{config.fingerprint()}\0prefilter={not args.no_prefilter}")
     jobs = args.jobs or default_jobs()
     with prefilter_switch.switched(not args.no_prefilter):
         results = lint_paths(args.paths, config, args.force_exclude, jobs, cache, keep_source=fixing or args.add_noqa)
@@ -208,6 +218,12 @@ def _check(args: argparse.Namespace) -> int:
     run = summarize(results)
     _report(args, run.findings, run.errors, fixed=found - len(run.findings) if fixing else 0)
     return _exit_code(args, run.findings, run.errors)
+
+
+def _warn(args: argparse.Namespace, warning: str | None) -> None:
+    """A warning on stderr: the run goes on (without the cache, the installed packages)."""
+    if warning is not None and not args.silent:
+        sys.stderr.write(f"dtype-lint: warning: {warning}\n")
 
 
 def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:

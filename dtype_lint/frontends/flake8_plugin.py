@@ -1,7 +1,10 @@
 """The flake8 plugin: the same engine, reporting through flake8 under the `DTL` prefix.
 
 flake8 applies its own `select`, `ignore`, `per-file-ignores` and `# noqa` on top; rule
-options and the rule selection come from `[tool.dtype-lint]`, as for the CLI.
+options and the rule selection come from `[tool.dtype-lint]`, as for the CLI, and the
+interpreter to ask for installed packages from ``$DTYPE_LINT_PYTHON``. flake8 has no
+channel for a warning: an environment that cannot be read leaves installed packages
+unknown, silently, as the CLI says aloud.
 
 flake8 runs every installed plugin whatever `--select` says, so every flake8 user pays
 for this one: it goes through the same prefilter as the CLI, which skips files that
@@ -29,7 +32,7 @@ def _config_for(folder: str) -> Config:
         return load_config(find_pyproject([folder]))
     except ConfigError:
         # flake8 has no channel for a config error; the CLI reports it. Use defaults.
-        return Config()
+        return load_config(None)
 
 
 class DtypeLintChecker:

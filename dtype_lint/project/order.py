@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 
 from dtype_lint.core.model.finder import module_name
+from dtype_lint.core.reading import read_small
+from dtype_lint.project.file_lint import MAX_FILE_BYTES
 
 # `import a.b, c` and `from .a import b`: the modules a file may import (a text scan: a
 # name in a string or a comment adds an edge, which only changes the order).
@@ -56,11 +58,12 @@ _UNSEEN, _OPEN, _DONE = 0, 1, 2
 
 def _imported(path: str, module: str, is_package: bool) -> set[str]:
     """The dotted modules (and the submodules a ``from`` import may name) the file imports."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except OSError:
+    # Read as linting reads it: a FIFO, a device or a file over the limit (a repository
+    # may hold any of them) is not waited on nor read without end; linting names it.
+    data = read_small(path, MAX_FILE_BYTES)
+    if data is None:
         return set()
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")  # lines as open() gives them
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
     for dots, base, names, plain in _IMPORT.findall(text):

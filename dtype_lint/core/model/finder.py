@@ -1,6 +1,7 @@
 """Find the file that defines a dotted module name, as Python's import system would,
 without importing: the linted file's package root first, then configured source roots,
-then the search path of an interpreter (this one's ``sys.path`` by default)."""
+then the installed packages of an environment (this interpreter's ``sys.path`` by
+default; a configured environment's as its files say, :mod:`.environment`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import subprocess
 import sys
 
 from dtype_lint.core.model import site_query
+from dtype_lint.core.model.environment import Found, read_environment
 
 _SUFFIXES = (".py", ".pyi")
+# How long an interpreter the user chose may take to print its search path.
+ASK_SECONDS = 30
 
 
 def class_like(qualified: str) -> bool:
@@ -60,23 +64,41 @@ def module_name(path: str, roots: tuple[str, ...] = ()) -> tuple[str, bool] | No
 
 
 @functools.lru_cache(maxsize=8)
-def interpreter_path(python: str | None) -> tuple[str, ...]:
-    """Where an interpreter finds installed packages (a project's virtual environment;
-    None: the one running), asked once; empty when it cannot be run, so its packages
-    are unknown, never an error."""
-    if python is None:
-        return tuple(site_query.package_paths())
+def located(python: str | None, interpreter: str | None = None) -> Found:
+    """Where installed packages are found, once per process: asked of ``interpreter``,
+    the one the user chose to run (``--python``, ``DTYPE_LINT_PYTHON``; a folder given
+    there is read instead), else read from the environment ``python`` (the
+    configuration's) names, which is never run, else the running interpreter's. Empty,
+    with the reason, where none is found: its packages are unknown, never an error."""
+    if interpreter and not os.path.isdir(interpreter):
+        return _asked(interpreter)
+    if interpreter or python:
+        return read_environment(interpreter or python or "")
+    return Found(tuple(site_query.package_paths()))
+
+
+def _asked(interpreter: str) -> Found:
     try:
-        out = subprocess.run([python, site_query.__file__], capture_output=True, text=True, timeout=30,
-                             check=True).stdout
-        return tuple(json.loads(out))
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return ()
+        out = subprocess.run([interpreter, site_query.__file__], capture_output=True, text=True, timeout=ASK_SECONDS,
+                             stdin=subprocess.DEVNULL, check=True).stdout
+    except subprocess.TimeoutExpired:
+        return Found((), f"it did not answer within {ASK_SECONDS} s")
+    except subprocess.CalledProcessError as exc:
+        return Found((), f"it exited with status {exc.returncode}")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return Found((), f"cannot run it: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        paths = json.loads(out)
+    except ValueError:
+        paths = None
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        return Found((), "its answer is not a list of folders")
+    return Found(tuple(paths))
 
 
-def search_path(python: str | None) -> tuple[str, ...]:
-    """Folders holding installed packages: ``python``'s, else the running interpreter's."""
-    return tuple(os.path.abspath(p) for p in interpreter_path(python) if os.path.isdir(p))
+def search_path(python: str | None, interpreter: str | None = None) -> tuple[str, ...]:
+    """Folders holding installed packages (see :func:`located`)."""
+    return tuple(os.path.abspath(p) for p in located(python, interpreter).paths if os.path.isdir(p))
 
 
 class ModuleFinder:

@@ -102,11 +102,12 @@ def qualify(summary: ModuleSummary, dotted: str) -> str:
 
 class ProjectModel:
     """Summaries of the files names resolve into, found under ``src`` roots and an
-    interpreter's search path, kept by path and content digest."""
+    environment's search path (``python``, ``interpreter``: see
+    :func:`~dtype_lint.core.model.finder.located`), kept by path and content digest."""
 
-    def __init__(self, src: tuple[str, ...] = (), python: str | None = None) -> None:
+    def __init__(self, src: tuple[str, ...] = (), python: str | None = None, interpreter: str | None = None) -> None:
         self.src = tuple(os.path.abspath(r) for r in src)
-        self.finder = ModuleFinder(self.src + search_path(python))
+        self.finder = ModuleFinder(self.src + search_path(python, interpreter))
         self._summaries: dict[str, tuple[tuple[int, int], str, ModuleSummary]] = {}
         # Sets that collect the files consulted: the lint being recorded, and each
         # remembered answer being computed (so a later hit consults the same files).
@@ -585,12 +586,12 @@ def _parameter(found: Definition, slot: int | str) -> str | None:
     return slot if slot in params else None
 
 
-_MODELS: dict[tuple[tuple[str, ...], str | None], ProjectModel] = {}
+_MODELS: dict[tuple[tuple[str, ...], str | None, str | None], ProjectModel] = {}
 
 
-def project_model(src: tuple[str, ...] = (), python: str | None = None) -> ProjectModel:
+def project_model(src: tuple[str, ...] = (), python: str | None = None, interpreter: str | None = None) -> ProjectModel:
     """The process's model for these settings: every front-end in a process shares it."""
-    key = (tuple(os.path.abspath(r) for r in src), python)
+    key = (tuple(os.path.abspath(r) for r in src), python, interpreter)
     if key not in _MODELS:
         _MODELS[key] = ProjectModel(*key)
     return _MODELS[key]

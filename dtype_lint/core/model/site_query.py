@@ -1,8 +1,9 @@
 """Where an interpreter finds installed packages, without the standard library (whose
 modules hold no model, dataset or casting helper, and would cost a summary each).
 
-Standard library only: another interpreter (a project's virtual environment) runs this
-file by its path and prints the list as JSON; this one imports it.
+Standard library only: an interpreter the user chose to run (``--python``,
+``DTYPE_LINT_PYTHON``) runs this file by its path and prints the list as JSON; this one
+imports it.
 """
 
 import json

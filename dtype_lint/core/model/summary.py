@@ -80,9 +80,58 @@ class ModuleSummary:
 
     @classmethod
     def from_json(cls, data: dict) -> "ModuleSummary":
-        return cls(data["name"], data["imports"], data["stars"], data["aliases"],
-                   {k: ClassSummary(**v) for k, v in data["classes"].items()},
-                   {k: FunctionSummary(**v) for k, v in data["functions"].items()})
+        """A stored summary; TypeError (or KeyError) for one of another layout, or not of
+        this program's making (a cache folder comes with the repository linted)."""
+        summary = cls(data["name"], data["imports"], data["stars"], data["aliases"],
+                      {k: ClassSummary(**v) for k, v in data["classes"].items()},
+                      {k: FunctionSummary(**v) for k, v in data["functions"].items()})
+        if not _well_formed(summary):
+            raise TypeError("not a summary")
+        return summary
+
+
+def _well_formed(summary: ModuleSummary) -> bool:
+    """Whether every field holds what :func:`summarize` and :func:`detail` put there."""
+    return (isinstance(summary.name, str) and _table(summary.imports, _is_str) and _names(summary.stars)
+            and _table(summary.aliases, _is_str) and all(map(_class_well_formed, summary.classes.values()))
+            and all(map(_function_well_formed, summary.functions.values())))
+
+
+def _class_well_formed(c: ClassSummary) -> bool:
+    return (_place([c.line, c.column]) and _names(c.bases) and _names(c.init_params) and _table(c.stores, _place)
+            and _table(c.init_defaults, _is_str) and _names(c.only_called))
+
+
+def _function_well_formed(f: FunctionSummary) -> bool:
+    def cast(v) -> bool:  # [line, column, how, the parameter naming the dtype]
+        return isinstance(v, list) and len(v) == 4 and _place(v[:2]) and _names(v[2:])
+
+    def handed(v) -> bool:  # [callee, argument position or keyword, line, column]
+        return (isinstance(v, list) and len(v) == 4 and isinstance(v[0], str) and isinstance(v[1], (int, str))
+                and _place(v[2:]))
+
+    def returned(v) -> bool:  # [] or [line, column, what]
+        return v == [] or (isinstance(v, list) and len(v) == 3 and _place(v[:2]) and isinstance(v[2], str))
+
+    return (_place([f.line, f.column]) and _names(f.params) and (f.casts is None or _table(f.casts, cast))
+            and (f.passes is None or _table(f.passes, lambda v: isinstance(v, list) and all(map(handed, v))))
+            and (f.returns is None or returned(f.returns)))
+
+
+def _is_str(value) -> bool:
+    return isinstance(value, str)
+
+
+def _names(value) -> bool:
+    return isinstance(value, list) and all(map(_is_str, value))
+
+
+def _table(value, kind) -> bool:
+    return isinstance(value, dict) and all(_is_str(k) and kind(v) for k, v in value.items())
+
+
+def _place(value) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value)
 
 
 def summarize(text: str, name: str, is_package: bool, tree: ast.Module | None = None) -> ModuleSummary:

@@ -32,6 +32,7 @@ class Outcome:
     problem: str | None = None  # why the text was not linted (a syntax error while typing)
     config_problem: str | None = None  # the configuration found cannot be used
     internal_error: str | None = None  # a traceback: a bug of ours
+    warning: str | None = None  # linted, but without something configured (the environment's packages)
     config: Config | None = None  # the configuration the findings are for
     # The other files the lint consulted (core.model): saving one of them lints again.
     consulted: frozenset[str] = frozenset()
@@ -43,7 +44,7 @@ class Linter:
     def __init__(self) -> None:
         self._configs: dict[str, tuple[tuple[int, int], Config]] = {}  # by file: (mtime, size), config
         self._last: dict[str, Outcome] = {}
-        self._default = Config()  # one object: a change is linted incrementally only under the same one
+        self._default = load_config(None)  # one object: a change is linted incrementally only under the same one
 
     def lint(self, key: str, path: str, text: str) -> Outcome:
         """The outcome for ``text`` of the document ``key`` (its URI) at ``path``."""
@@ -84,7 +85,8 @@ class Linter:
             return Outcome(text, problem="configuration error", config_problem=str(exc))
         except Exception:  # a bug of ours must cost this text its findings, not the server
             return Outcome(text, internal_error=traceback.format_exc())
-        return Outcome(text, tuple(findings), config=config, consulted=frozenset(consulted) - {os.path.abspath(path)})
+        return Outcome(text, tuple(findings), config=config, consulted=frozenset(consulted) - {os.path.abspath(path)},
+                       warning=config.environment_problem())
 
     def config_for(self, path: str) -> Config:
         """The configuration found by walking up from ``path`` (read again once it changes)."""
