@@ -87,3 +87,10 @@ def run_process(*args: str, cwd: Path | None = None, stdin: bytes | None = None)
     return subprocess.run(
         [sys.executable, "-m", "dtype_lint", *args], cwd=cwd, input=stdin, capture_output=True, timeout=300
     )
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for every run with tests/mypy/data/mypy.ini in the session: torch,
+    jax and flax are analysed once, by whichever test runs mypy on them first."""
+    return tmp_path_factory.mktemp("mypy-cache")

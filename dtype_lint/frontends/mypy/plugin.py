@@ -46,6 +46,7 @@ from mypy.plugin import FunctionContext, MethodContext, Plugin
 from mypy.types import Type
 from mypy.util import decode_python_encoding
 
+from dtype_lint.core.suppression import Suppressions, file_is_exempt
 from dtype_lint.frontends.mypy import typeaware
 from dtype_lint.frontends.mypy.lint import Reported, config_of, engine_findings
 from dtype_lint.frontends.mypy.worker import LintWorker
@@ -219,12 +220,19 @@ class DtypeLintPlugin(Plugin):
         if linted is None:
             linted = engine_findings(path, text)
         findings = {(f.line, f.column, f.code): f for f in linted}
+        if file_is_exempt(text):
+            return  # the engine found nothing; the type-aware checks are silenced alike
         if "DTL101" in codes and "dtype" in text:
             hits.update(((line, column, code), message) for line, column, code, message
                         in typeaware.float32_fields(file.defs, config_of(path).options, local))
         if hits:
             lines = _NEWLINE.split(text)
+            # The engine's findings come with `# noqa` applied; the type-aware ones get
+            # the very same test, so that a comment that silences the CLI silences mypy.
+            suppressions = Suppressions(text, lines)
             for (line, column, code), message in hits.items():
+                if suppressions.covers(line, code):
+                    continue
                 char_column = _char_column(lines, line, column)
                 findings.setdefault((line, char_column, code),
                                     Reported(line, char_column, line, char_column, code, message))
