@@ -1,10 +1,14 @@
-"""Every front-end honours the same suppressions: the CLI, flake8, mypy (its plugin) and
-the language server, each run for real on the same files.
+"""Every front-end honours the same suppressions and refuses the same broken
+configuration: the CLI, flake8, mypy (its plugin) and the language server, each run for
+real on the same files.
 
-SUPPRESSIONS: a file with a DTL101 on a Flax field default (which the mypy plugin finds
-by type as well) and one on a function default, silenced or not by a `# noqa`, the
-file-level `# dtype-lint: noqa`, or `[tool.dtype-lint]` (`ignore`, `per-file-ignores`,
-`select`); every front-end reports exactly the lines the table says.
+Two tables. SUPPRESSIONS: a file with a DTL101 on a Flax field default (which the mypy
+plugin finds by type as well) and one on a function default, silenced or not by a
+`# noqa`, the file-level `# dtype-lint: noqa`, or `[tool.dtype-lint]` (`ignore`,
+`per-file-ignores`, `select`); every front-end reports exactly the lines the table says.
+BROKEN: a `[tool.dtype-lint]` table that cannot be used; every front-end says so in the
+CLI's words (`dtype-lint: config error: ...`), the command-line ones with exit code 2,
+which is neither the findings code (1) nor success, and the server in an error message.
 """
 
 from __future__ import annotations
@@ -147,6 +151,60 @@ def test_mypy_passes_once_add_noqa_has_run(tmp_path, cli, mypy_cache):
     assert after.returncode == 0 and "DTL" not in after.stdout, after.stdout + after.stderr
 
 
+# -- broken configurations -----------------------------------------------------------
+
+# A hazard that needs no import (mypy checks it in a second) under each broken table;
+# the valid keys beside the broken one are not applied either.
+HAZARD = 'def f(x, dtype="float32"):\n    return x\n'
+BROKEN = {
+    "unknown_key": '[tool.dtype-lint]\nexclud = ["build"]\nignore = ["DTL101"]\n',
+    "invalid_toml": '[tool.dtype-lint\nignore = ["DTL101"]\n',
+    "wrong_type": '[tool.dtype-lint]\nselect = "DTL1"\n',
+    "unknown_code": '[tool.dtype-lint]\nignore = ["DTL999"]\n',
+}
+
+
+@pytest.fixture(params=sorted(BROKEN))
+def broken(request, tmp_path) -> tuple[Path, str]:
+    """A project with a broken table, and the CLI's line for it."""
+    (tmp_path / "pyproject.toml").write_text(BROKEN[request.param], encoding="utf-8")
+    (tmp_path / "hazard.py").write_text(HAZARD, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "dtype_lint", "check", "hazard.py", "--no-cache"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("dtype-lint: config error: ") and str(tmp_path / "pyproject.toml") in line
+    return tmp_path, line
+
+
+def test_flake8_refuses_a_broken_configuration_at_start_up(broken):
+    project, line = broken
+    for args in (["hazard.py"], []):  # a file, and flake8's default: the working folder
+        proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DTL", *args],
+                              capture_output=True, text=True, cwd=project, timeout=300)
+        assert (proc.returncode, proc.stdout, proc.stderr.splitlines()) == (2, "", [line])
+
+
+def test_mypy_refuses_a_broken_configuration(broken, tmp_path_factory):
+    project, line = broken
+    cache = tmp_path_factory.mktemp("mypy-cache-broken")
+    proc = _mypy("hazard.py", cache=cache, cwd=project)
+    assert (proc.returncode, proc.stdout, proc.stderr.splitlines()) == (2, "", [line])
+
+
+def test_mypy_refuses_a_configuration_broken_after_a_clean_run(tmp_path):
+    """A warm run that would answer every file from the cache still reads the table."""
+    (tmp_path / "hazard.py").write_text(HAZARD, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("[tool.dtype-lint]\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    assert _mypy("hazard.py", cache=cache, cwd=tmp_path).returncode == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.dtype-lint]\nignore = ["DTL101"]\n', encoding="utf-8")
+    assert _mypy("hazard.py", cache=cache, cwd=tmp_path).returncode == 0  # a changed table is read anew
+    (tmp_path / "pyproject.toml").write_text(BROKEN["unknown_key"], encoding="utf-8")
+    proc = _mypy("hazard.py", cache=cache, cwd=tmp_path)
+    assert proc.returncode == 2 and "dtype-lint: config error: " in proc.stderr, proc.stdout + proc.stderr
+
+
 # -- the language server ----------------------------------------------------------------
 
 
@@ -173,3 +231,12 @@ async def test_suppressions_are_the_same_in_the_server(client: LanguageClient, s
         published = await _open(client, _case_file(suppression_cases, case))
         found[case] = {d.range.start.line + 1 for d in published.diagnostics if d.code == "DTL101"}
     assert found == {case: _expected(case) for case in SUPPRESSIONS}
+
+
+@pytest.mark.asyncio
+async def test_the_server_shows_a_broken_configuration_as_an_error(client: LanguageClient, broken):
+    project, line = broken
+    assert (await _open(client, project / "hazard.py")).diagnostics == ()
+    shown = [m for m in client.messages if m.type == types.MessageType.Error]
+    assert [m.message for m in shown] == [line]
+

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             return _server()
         return _rules(args.json)
     except ConfigError as exc:
-        sys.stderr.write(f"dtype-lint: config error: {exc}\n")
+        sys.stderr.write(exc.text + "\n")
         return EXIT_ERROR
 
 

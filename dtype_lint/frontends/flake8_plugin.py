@@ -3,6 +3,13 @@
 flake8 applies its own `select`, `ignore`, `per-file-ignores` and `# noqa` on top; rule
 options and the rule selection come from `[tool.dtype-lint]`, as for the CLI.
 
+A `[tool.dtype-lint]` table that cannot be used fails the run at start-up, before any
+file is checked: the configuration found for each path given to flake8 is read when
+flake8 hands its options to the plugins (``parse_options``), and a broken one is printed
+with the CLI's words and ends flake8 with exit code 2 (1 is flake8's for findings). A
+broken table below those paths, met only while checking a file there, fails that file's
+check as a plugin error: linting it with the defaults would hide the mistake.
+
 flake8 runs every installed plugin whatever `--select` says, so every flake8 user pays
 for this one: it goes through the same prefilter as the CLI, which skips files that
 cannot hold a finding and parses only the parts of the others that can, starting from
@@ -11,9 +18,11 @@ the ``ast`` flake8 has already built.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import functools
 import os
+import sys
 from typing import Iterator
 
 from dtype_lint import __version__
@@ -21,13 +30,22 @@ from dtype_lint.project.config import Config, ConfigError, find_pyproject, load_
 from dtype_lint.core.engine import LintError, lint_source
 
 
+# flake8 exits 1 for findings and for a crash; a configuration error is told apart, as
+# the CLI does (and as argparse does for a bad option).
+EXIT_CONFIG_ERROR = 2
+
+
 @functools.lru_cache(maxsize=64)
 def _config_for(folder: str) -> Config:
-    try:
-        return load_config(find_pyproject([folder]))
-    except ConfigError:
-        # flake8 has no channel for a config error; the CLI reports it. Use defaults.
-        return Config()
+    return load_config(find_pyproject([folder]))
+
+
+def _folder(filename: str) -> str:
+    """Where the configuration of ``filename`` is looked for (stdin: the working folder)."""
+    if filename in ("-", "stdin"):
+        return "."
+    path = os.path.abspath(filename)
+    return path if os.path.isdir(path) else os.path.dirname(path)
 
 
 class DtypeLintChecker:
@@ -39,9 +57,18 @@ class DtypeLintChecker:
         self.filename = filename
         self.lines = lines
 
+    @staticmethod
+    def parse_options(option_manager: object, options: argparse.Namespace, args: list[str]) -> None:
+        """flake8's start-up: refuse a broken configuration before checking anything."""
+        for filename in options.filenames or ["."]:
+            try:
+                _config_for(_folder(filename))
+            except ConfigError as exc:
+                sys.stderr.write(exc.text + "\n")
+                raise SystemExit(EXIT_CONFIG_ERROR) from None
+
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        folder = os.path.dirname(os.path.abspath(self.filename)) if self.filename not in ("-", "stdin") else "."
-        config = _config_for(folder)
+        config = _config_for(_folder(self.filename))
         codes = config.codes_for(self.filename)
         text = "".join(self.lines)
         try:

@@ -158,9 +158,9 @@ class DtypeLintServer(LanguageServer):
         elif outcome.problem is not None:
             self.log(types.MessageType.Log, f"{uri} not linted: {outcome.problem}")
         if outcome.config_problem is not None and outcome.config_problem not in self.shown:
+            # An error, as the CLI, flake8 and mypy stop on it: no file it covers is linted.
             self.shown.add(outcome.config_problem)
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning,
-                                                             f"{SOURCE}: {outcome.config_problem}"))
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, outcome.config_problem))
 
     def log(self, kind: types.MessageType, message: str) -> None:
         self.window_log_message(types.LogMessageParams(kind, f"{SOURCE}: {message}"))
