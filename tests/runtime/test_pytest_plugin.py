@@ -5,6 +5,13 @@ from importlib.metadata import entry_points
 import pytest
 
 pytest.importorskip("torch")
+# pytester takes back the modules an inner session imported; jaxlib's extension aborts
+# the process when it is imported a second time (absl's time zone): imported once here,
+# the inner sessions that use Flax find it (as they do when the whole suite runs).
+try:
+    import jax  # noqa: F401
+except ImportError:
+    pass
 
 # Here rather than in tests/runtime/conftest.py: pytest refuses pytest_plugins in a
 # non-top-level conftest, and a second conftest.py would shadow tests/conftest.py,
