@@ -1,6 +1,8 @@
 """The `dtype-lint` command: check (with fixes), fix, explain, rules, server, device.
 
-Exit codes: 0 no findings, 1 findings, 2 usage, configuration or file errors.
+Exit codes: 0 no findings, 1 findings, 2 usage, configuration or file errors. When the
+reader of the output goes away (`dtype-lint check | head -1`) the command stops
+quietly with 0, as ruff does: no traceback.
 """
 
 from __future__ import annotations
@@ -86,6 +88,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at the interpreter's exit, where a closed pipe is a traceback
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe: nothing more can be shown, and Python's own last
+    flush of stdout at exit would fail again, so stdout is pointed at the null device."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (an embedding program's stream)
+        pass
+    return EXIT_CLEAN
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["device"]:
         # The runtime module parses its own flags (argparse's REMAINDER drops a leading --json).
