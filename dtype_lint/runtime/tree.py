@@ -39,9 +39,10 @@ class TreeDTypeError(DTypeViolationError):
 
     def __init__(self, mismatches: list[TreeMismatch], expected: str) -> None:
         self.mismatches = list(mismatches)
+        count = len(mismatches)
         super().__init__(
             [Violation(m.code, m.path, f"expected {m.expected}, got {m.actual}") for m in mismatches],
-            f"{len(mismatches)} floating leaves are not {expected}:",
+            f"1 floating leaf is not {expected}:" if count == 1 else f"{count} floating leaves are not {expected}:",
         )
 
 

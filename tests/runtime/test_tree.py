@@ -79,7 +79,11 @@ def test_assert_lists_every_mismatch():
     assert "a: expected float32, got float16" in str(info.value)
     assert "b: expected float32, got float64" in str(info.value)
     assert [v.code for v in info.value.violations] == ["DTL391", "DTL391"]
+    assert str(info.value).startswith("2 floating leaves are not float32:\n")
     assert_tree_dtypes({"c": tree["c"]}, "float32")
+    with pytest.raises(TreeDTypeError) as info:
+        assert_tree_dtypes({"a": tree["a"]}, "float32")
+    assert str(info.value) == "1 floating leaf is not float32:\n  DTL391 a: expected float32, got float16"
 
 
 def test_expected_must_be_floating():
