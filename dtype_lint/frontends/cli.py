@@ -211,7 +211,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.add_noqa:
         results, added = add_noqa(results, config)
         run = summarize(results)
-        _report(args, run.findings, run.errors, closing=False)
+        _report(args, run.findings, run.errors, run.files, closing=False)
         if not (args.quiet or args.silent):
             # after the findings left, if any; never inside JSON or SARIF
             out = sys.stdout if args.output_format in ("text", "full") else sys.stderr
@@ -221,7 +221,7 @@ def _check(args: argparse.Namespace) -> int:
     if fixing:
         results = [_fix_file(r, config, args) for r in results]
     run = summarize(results)
-    _report(args, run.findings, run.errors, fixed=found - len(run.findings) if fixing else 0)
+    _report(args, run.findings, run.errors, run.files, fixed=found - len(run.findings) if fixing else 0)
     return _exit_code(args, run.findings, run.errors)
 
 
@@ -238,7 +238,7 @@ def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
             new = fixed_text(source.text, fixes) if fixes else source.text
             sys.stdout.buffer.write(source.encode(new))
             remaining = lint_source(new, path, config.codes_for(path), config.options, view=config.view(path))
-            _report(args, remaining, errors, stream=sys.stderr, fixed=len(findings) - len(remaining),
+            _report(args, remaining, errors, 1, stream=sys.stderr, fixed=len(findings) - len(remaining),
                     lines_of=lambda _: NEWLINE.split(new))
             return _exit_code(args, remaining, errors)
         if args.diff:
@@ -247,7 +247,7 @@ def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
     except LintError as exc:
         errors.append(exc.at(path))
     text = source.text if not errors else ""
-    _report(args, findings, errors, lines_of=lambda _: NEWLINE.split(text))
+    _report(args, findings, errors, 1, lines_of=lambda _: NEWLINE.split(text))
     return _exit_code(args, findings, errors)
 
 
@@ -302,7 +302,7 @@ def _write_diff(path: str, source: Source | NotebookSource, new_text: str) -> No
         sys.stdout.writelines(difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}"))
 
 
-def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], stream=None,
+def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], files: int, stream=None,
             fixed: int = 0, closing: bool = True, lines_of=None) -> None:
     """Findings, then (text and full) the closing summary, to ``stream``; file errors to
     stderr. ``-q`` leaves out the summary, ``--silent`` everything."""
@@ -323,7 +323,7 @@ def _report(args: argparse.Namespace, findings: list[Finding], errors: list[File
         write(args.output_format, findings, errors, out, lines, use_color(out), args.show_flow)
     write_errors(errors, sys.stderr, args.output_format)
     if closing and not args.quiet and args.output_format in ("text", "full"):
-        out.write(summary(findings, errors, fixed) + "\n")
+        out.write(summary(findings, errors, files, fixed) + "\n")
 
 
 def _lines_of(path: str) -> list[str]:
