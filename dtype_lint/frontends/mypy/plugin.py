@@ -244,8 +244,8 @@ class DtypeLintPlugin(Plugin):
                         in typeaware.float32_fields(file.defs, config_of(path).options, local))
         if hits:
             lines = _NEWLINE.split(text)
-            # The engine's findings come with `# noqa` applied; the type-aware ones get
-            # the very same test, so that a comment that silences the CLI silences mypy.
+            # The engine's findings come with their noqa comments applied; the type-aware
+            # ones get the very same test, so that what silences the CLI silences mypy.
             suppressions = Suppressions(text, lines)
             for (line, column, code), message in hits.items():
                 if suppressions.covers(line, code):
