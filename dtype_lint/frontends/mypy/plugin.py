@@ -53,9 +53,9 @@ from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigCont
 from mypy.types import Type
 from mypy.util import decode_python_encoding
 
+from dtype_lint import __version__
 from dtype_lint.core.suppression import Suppressions, file_is_exempt
 from dtype_lint.frontends.mypy import typeaware
-from dtype_lint import __version__
 from dtype_lint.frontends.mypy.lint import Reported, config_of, engine_findings
 from dtype_lint.frontends.mypy.worker import LintWorker
 from dtype_lint.rules.codes import rule_codes
@@ -121,7 +121,13 @@ class DtypeLintPlugin(Plugin):
     def report_config_data(self, ctx: ReportConfigContext) -> list[str] | None:
         if ctx.path.endswith(".pyi") or not _users_path(ctx.path):
             return None
-        return [__version__, _usable_config(ctx.path).fingerprint()]
+        try:
+            return [__version__, _usable_config(ctx.path).fingerprint()]
+        except CompileError:
+            raise
+        except Exception as exc:
+            self._internal_error(ctx.path, exc)
+            return None
 
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
         try:
