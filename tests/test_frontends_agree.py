@@ -185,6 +185,24 @@ def test_flake8_refuses_a_broken_configuration_at_start_up(broken):
         assert (proc.returncode, proc.stdout, proc.stderr.splitlines()) == (2, "", [line])
 
 
+def test_flake8_refuses_a_broken_configuration_below_the_paths_it_was_given(broken):
+    # The broken table applies to sub/ only; the run starts above it, under a valid one.
+    project, line = broken
+    (project / "sub").mkdir()
+    (project / "pyproject.toml").rename(project / "sub" / "pyproject.toml")
+    (project / "hazard.py").rename(project / "sub" / "hazard.py")
+    (project / "pyproject.toml").write_text("[tool.dtype-lint]\n", encoding="utf-8")
+    (project / "clean.py").write_text("x = 1\n", encoding="utf-8")
+    line = line.replace(str(project / "pyproject.toml"), str(project / "sub" / "pyproject.toml"))
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DTL", "."],
+                          capture_output=True, text=True, cwd=project, timeout=300)
+    assert (proc.returncode, proc.stdout, proc.stderr.splitlines()) == (2, "", [line])
+    # Excluded, it is not read.
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DTL", "--exclude", "sub", "."],
+                          capture_output=True, text=True, cwd=project, timeout=300)
+    assert (proc.returncode, proc.stderr) == (0, "")
+
+
 def test_mypy_refuses_a_broken_configuration(broken, tmp_path_factory):
     project, line = broken
     cache = tmp_path_factory.mktemp("mypy-cache-broken")

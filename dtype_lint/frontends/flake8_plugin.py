@@ -4,11 +4,10 @@ flake8 applies its own `select`, `ignore`, `per-file-ignores` and `# noqa` on to
 options and the rule selection come from `[tool.dtype-lint]`, as for the CLI.
 
 A `[tool.dtype-lint]` table that cannot be used fails the run at start-up, before any
-file is checked: the configuration found for each path given to flake8 is read when
-flake8 hands its options to the plugins (``parse_options``), and a broken one is printed
-with the CLI's words and ends flake8 with exit code 2 (1 is flake8's for findings). A
-broken table below those paths, met only while checking a file there, fails that file's
-check as a plugin error: linting it with the defaults would hide the mistake.
+file is checked: when flake8 hands its options to the plugins (``parse_options``), the
+configuration of every folder that holds a file flake8 will check (found by flake8's own
+file discovery) is read, and a broken one is printed with the CLI's words and ends
+flake8 with exit code 2 (1 is flake8's for findings).
 
 flake8 runs every installed plugin whatever `--select` says, so every flake8 user pays
 for this one: it goes through the same prefilter as the CLI, which skips files that
@@ -35,7 +34,9 @@ from dtype_lint.core.engine import LintError, lint_source
 EXIT_CONFIG_ERROR = 2
 
 
-@functools.lru_cache(maxsize=64)
+# Start-up reads the configuration of every folder with a file to check; the checks
+# (in processes forked after it) find them here.
+@functools.lru_cache(maxsize=4096)
 def _config_for(folder: str) -> Config:
     return load_config(find_pyproject([folder]))
 
@@ -60,9 +61,15 @@ class DtypeLintChecker:
     @staticmethod
     def parse_options(option_manager: object, options: argparse.Namespace, args: list[str]) -> None:
         """flake8's start-up: refuse a broken configuration before checking anything."""
-        for filename in options.filenames or ["."]:
+        from flake8.discover_files import expand_paths  # the files flake8 goes on to check
+
+        files = expand_paths(paths=options.filenames, stdin_display_name=options.stdin_display_name,
+                             filename_patterns=options.filename, exclude=(*options.exclude, *options.extend_exclude))
+        # A file read from stdin is checked under its display name.
+        folders = {_folder(options.stdin_display_name if name == "-" else name) for name in files}
+        for folder in sorted(folders):
             try:
-                _config_for(_folder(filename))
+                _config_for(folder)
             except ConfigError as exc:
                 sys.stderr.write(exc.text + "\n")
                 raise SystemExit(EXIT_CONFIG_ERROR) from None
