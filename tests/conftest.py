@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import re
 import subprocess
 import sys
@@ -11,6 +12,14 @@ from pathlib import Path
 import pytest
 
 from dtype_lint.frontends.cli import main
+
+# The CLI run in this process (the `cli` fixture) lints a folder with a pool of worker
+# processes, forked by default on Linux; once a runtime test has imported JAX, a fork of
+# this process may deadlock, and JAX warns at each. The workers start from a fork server
+# instead (a fresh process that never imports JAX), which the pool supports as it
+# supports spawn, and which Python 3.14 makes the default.
+if "forkserver" in multiprocessing.get_all_start_methods():
+    multiprocessing.set_start_method("forkserver", force=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -103,3 +112,10 @@ def run_process(*args: str, cwd: Path | None = None, stdin: bytes | None = None)
     return subprocess.run(
         [sys.executable, "-m", "dtype_lint", *args], cwd=cwd, input=stdin, capture_output=True, timeout=300
     )
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for every run with tests/mypy/data/mypy.ini in the session: torch,
+    jax and flax are analysed once, by whichever test runs mypy on them first."""
+    return tmp_path_factory.mktemp("mypy-cache")

@@ -109,3 +109,31 @@ def test_cli_and_configuration_pages_document_every_cli_option():
                 continue
             for flag in action.option_strings:
                 assert flag in readme, flag
+
+
+# A kebab-case name right after a code (`DTL304 removed-jax-tree-alias`, a table's
+# `| DTL304 | \`removed-jax-tree-alias\``) is that code's name.
+_NAMED = re.compile(r"\b(DTL\d{3})\b[\s|`*]*([a-z0-9]+(?:-[a-z0-9]+)+)")
+_BACKTICKED = re.compile(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`")
+
+
+def test_rule_names_in_the_docs_are_the_registrys():
+    """Names written beside codes, and backticked names in the rules' own words, are the
+    names `dtype-lint rules` prints (a renamed rule leaves no stale name behind)."""
+    from dtype_lint.project.config import _KNOWN_KEYS
+
+    names = {code: doc.name for code, doc in all_docs().items()}
+    # The words rule names are made of; a project's name beside a code (the accuracy
+    # page's `DTL204 dm-haiku`) shares none of them.
+    vocabulary = {word for name in names.values() for word in name.split("-") if len(word) > 2}
+    stale = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            where = f"{path.relative_to(ROOT)}:{number}"
+            for code, name in _NAMED.findall(line):
+                if code in names and name != names[code] and vocabulary & set(name.split("-")):
+                    stale.append(f"{where}: {code} {name} (it is {names[code]})")
+            for name in _BACKTICKED.findall(line):
+                if len(vocabulary & set(name.split("-"))) >= 2 and name not in set(names.values()) | _KNOWN_KEYS:
+                    stale.append(f"{where}: `{name}` is no rule's name")
+    assert not stale, "\n".join(stale)

@@ -1,13 +1,17 @@
-"""The CLI: exit codes, stdin, output formats, statistics, explain, rules, bad files."""
+"""The CLI: exit codes, stdin, output formats, statistics, explain, rules, bad files, a
+closed pipe."""
 
 from __future__ import annotations
 
 import collections
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from conftest import (FIXTURES, expectations, fixture_files, notebook_expectations, notebook_fixtures,
+from conftest import (FIXTURES, ROOT, expectations, fixture_files, notebook_expectations, notebook_fixtures,
                       package_fixture_files, run_process)
 
 HAZARD = "import torch\ndef f(x, dtype=torch.float32):\n    return x\n"
@@ -150,3 +154,28 @@ def test_sarif_notification_places_a_syntax_error(cli, tmp_path):
     [note] = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert note["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 7}
     assert note["message"]["text"] == "syntax error: invalid syntax"
+
+
+@pytest.mark.parametrize("args", [("check", "fixtures", "--no-cache"),
+                                  ("check", "fixtures", "--no-cache", "--output-format", "json"),
+                                  ("rules",)],
+                         ids=["text", "json", "rules"])
+def test_a_closed_pipe_ends_the_command_quietly(args):
+    """`dtype-lint check fixtures/ | head -1`, made certain: the reading end is closed
+    before the command writes, so that its first write finds no reader. Like ruff, it
+    stops with no traceback and exit 0."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "dtype_lint", *args], stdout=write_end, stderr=subprocess.PIPE,
+                              cwd=ROOT, timeout=300)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr.decode()) == (0, "")
+
+
+def test_head_reads_the_first_finding_and_nothing_else_is_printed():
+    proc = subprocess.run(["sh", "-c", '"$0" -m dtype_lint check fixtures --no-cache | head -1', sys.executable],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.stdout.startswith("fixtures/") and proc.stdout.count("\n") == 1
+    assert proc.stderr == ""

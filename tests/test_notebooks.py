@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, notebook_expectations, notebook_fixtures
+from conftest import FIXTURES, ROOT, notebook_expectations, notebook_fixtures
 from dtype_lint.project.notebooks import CELL_SEPARATOR
 
 nbformat = pytest.importorskip("nbformat")
@@ -241,3 +241,30 @@ def test_an_added_import_goes_into_the_first_linted_cell_and_the_result_type_che
     cells = [c.source for c in nbformat.read(path, as_version=4).cells]
     assert cells[0] == "from typing import Optional\n\n%load_ext autoreload\nimport torch"  # the magic kept
     assert "dtype: Optional[torch.dtype] = None" in cells[1]
+
+
+def _doc_command(path: Path, pattern: str) -> list[str]:
+    import re
+    import shlex
+
+    match = re.search(pattern, path.read_text(encoding="utf-8"))
+    assert match, f"{path.name} no longer shows {pattern}"
+    return shlex.split(match.group(1))
+
+
+def test_the_nbqa_commands_the_docs_show_run(tmp_path):
+    """The README's nbQA line and the pre-commit hook's arguments in docs/notebooks.md
+    (pre-commit puts the file names after the arguments), run as written."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("nbqa")
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_bytes((FIXTURES / "nb_float32.ipynb").read_bytes())
+    readme = _doc_command(ROOT / "README.md", r"`(nbqa flake8 [^`]*)`")
+    hook_args = _doc_command(ROOT / "docs" / "notebooks.md", r"id: nbqa-flake8\n\s*args: \[([^\]]*)\]")
+    for command in ([*readme[:2], *(str(notebook) if a == "nb.ipynb" else a for a in readme[2:])],
+                    ["nbqa", "flake8", *hook_args, str(notebook)]):
+        proc = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1 and proc.stderr == "", (command, proc.stdout, proc.stderr)
+        assert [line.split(": ")[1].split()[0] for line in proc.stdout.splitlines()] == ["DTL101", "DTL101"]

@@ -253,8 +253,8 @@ async def test_the_documents_configuration_applies_and_a_broken_one_is_shown(cli
     broken.mkdir()
     (broken / "pyproject.toml").write_text('[tool.dtype-lint]\nselect = ["XYZ"]\n')
     assert (await _open(client, broken / "a.py", HAZARDS)).diagnostics == ()
-    assert any("unknown rule code or prefix 'XYZ'" in m.message and m.type == types.MessageType.Warning
-               for m in client.messages)
+    assert any(m.message.startswith("dtype-lint: config error: ") and "unknown rule code or prefix 'XYZ'" in m.message
+               and m.type == types.MessageType.Error for m in client.messages)
 
 
 async def test_the_server_starts_without_libcst_and_is_in_the_help():

@@ -52,6 +52,11 @@ def test_files_that_could_not_be_linted_are_counted(cli, project):
     assert out.splitlines()[-1] == "Found 2 findings (1 fixable with --unsafe-fixes). 2 files could not be linted."
     out = cli("check", "--no-cache", str(project / "b.py"), str(project / "broken.py")).out
     assert out == "No findings in the files linted. 1 file could not be linted.\n"
+    # Nothing linted at all: said as such, not as a lint that found nothing.
+    out = cli("check", "--no-cache", str(project / "broken.py"), str(project / "nul.py")).out
+    assert out == "No file was linted: 2 files could not be linted.\n"
+    out = cli("check", "-", "--stdin-filename", "broken.py", stdin=b"def f(:\n").out
+    assert out == "No file was linted: 1 file could not be linted.\n"
 
 
 def test_machine_formats_have_no_summary(cli, project):

@@ -1,6 +1,8 @@
 """The `dtype-lint` command: check (with fixes), fix, explain, rules, server, device.
 
-Exit codes: 0 no findings, 1 findings, 2 usage, configuration or file errors.
+Exit codes: 0 no findings, 1 findings, 2 usage, configuration or file errors. When the
+reader of the output goes away (`dtype-lint check | head -1`) the command stops
+quietly with 0, as ruff does: no traceback.
 """
 
 from __future__ import annotations
@@ -94,6 +96,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at the interpreter's exit, where a closed pipe is a traceback
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe: nothing more can be shown, and Python's own last
+    flush of stdout at exit would fail again, so stdout is pointed at the null device."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (an embedding program's stream)
+        pass
+    return EXIT_CLEAN
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["device"]:
         # The runtime module parses its own flags (argparse's REMAINDER drops a leading --json).
@@ -110,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             return _server()
         return _rules(args.json)
     except ConfigError as exc:
-        sys.stderr.write(f"dtype-lint: config error: {exc}\n")
+        sys.stderr.write(exc.text + "\n")
         return EXIT_ERROR
 
 
@@ -206,7 +227,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.add_noqa:
         results, added = add_noqa(results, config)
         run = summarize(results)
-        _report(args, run.findings, run.errors, closing=False)
+        _report(args, run.findings, run.errors, run.files, closing=False)
         if not (args.quiet or args.silent):
             # after the findings left, if any; never inside JSON or SARIF
             out = sys.stdout if args.output_format in ("text", "full") else sys.stderr
@@ -216,7 +237,7 @@ def _check(args: argparse.Namespace) -> int:
     if fixing:
         results = [_fix_file(r, config, args) for r in results]
     run = summarize(results)
-    _report(args, run.findings, run.errors, fixed=found - len(run.findings) if fixing else 0)
+    _report(args, run.findings, run.errors, run.files, fixed=found - len(run.findings) if fixing else 0)
     return _exit_code(args, run.findings, run.errors)
 
 
@@ -239,7 +260,7 @@ def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
             new = fixed_text(source.text, fixes) if fixes else source.text
             sys.stdout.buffer.write(source.encode(new))
             remaining = lint_source(new, path, config.selected(path), config.options, view=config.view(path))
-            _report(args, remaining, errors, stream=sys.stderr, fixed=len(findings) - len(remaining),
+            _report(args, remaining, errors, 1, stream=sys.stderr, fixed=len(findings) - len(remaining),
                     lines_of=lambda _: NEWLINE.split(new))
             return _exit_code(args, remaining, errors)
         if args.diff:
@@ -248,7 +269,7 @@ def _check_stdin(args: argparse.Namespace, config: Config, fixing: bool) -> int:
     except LintError as exc:
         errors.append(exc.at(path))
     text = source.text if not errors else ""
-    _report(args, findings, errors, lines_of=lambda _: NEWLINE.split(text))
+    _report(args, findings, errors, 1, lines_of=lambda _: NEWLINE.split(text))
     return _exit_code(args, findings, errors)
 
 
@@ -303,7 +324,7 @@ def _write_diff(path: str, source: Source | NotebookSource, new_text: str) -> No
         sys.stdout.writelines(difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}"))
 
 
-def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], stream=None,
+def _report(args: argparse.Namespace, findings: list[Finding], errors: list[FileError], files: int, stream=None,
             fixed: int = 0, closing: bool = True, lines_of=None) -> None:
     """Findings, then (text and full) the closing summary, to ``stream``; file errors to
     stderr. ``-q`` leaves out the summary, ``--silent`` everything."""
@@ -324,7 +345,7 @@ def _report(args: argparse.Namespace, findings: list[Finding], errors: list[File
         write(args.output_format, findings, errors, out, lines, use_color(out), args.show_flow)
     write_errors(errors, sys.stderr, args.output_format)
     if closing and not args.quiet and args.output_format in ("text", "full"):
-        out.write(summary(findings, errors, fixed) + "\n")
+        out.write(summary(findings, errors, files, fixed) + "\n")
 
 
 def _lines_of(path: str) -> list[str]:

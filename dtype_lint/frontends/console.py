@@ -26,16 +26,21 @@ def paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
 
-def summary(findings: list[Finding], errors: list[FileError], fixed: int = 0) -> str:
+def summary(findings: list[Finding], errors: list[FileError], files: int, fixed: int = 0) -> str:
     """`Found N findings (M fixable with --fix; K more with --unsafe-fixes).`, or
     `All checks passed!`; files (and notebook cells) that could not be linted are counted
-    after it."""
-    files = len({e.path for e in errors if e.cell is None})
+    after it, and where none of the run's ``files`` could be, the summary says so
+    (`No file was linted: 1 file could not be linted.`)."""
+    unlinted = len({e.path for e in errors if e.cell is None})
     cells = sum(1 for e in errors if e.cell is not None)
-    parts = [_plural(n, noun) for n, noun in ((files, "file"), (cells, "notebook cell")) if n]
+    parts = [_plural(n, noun) for n, noun in ((unlinted, "file"), (cells, "notebook cell")) if n]
     errors_note = f" {' and '.join(parts)} could not be linted." if errors else ""
     if not findings and not fixed:
-        return ("No findings in the files linted." if errors else "All checks passed!") + errors_note
+        if not errors:
+            return "All checks passed!"
+        if unlinted >= files:
+            return f"No file was linted: {errors_note.strip()}"
+        return "No findings in the files linted." + errors_note
     safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")
     unsafe = sum(1 for f in findings if f.fix and f.fix.applicability != "safe")
     notes = []

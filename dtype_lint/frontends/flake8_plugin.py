@@ -6,6 +6,12 @@ interpreter to ask for installed packages from ``$DTYPE_LINT_PYTHON``. flake8 ha
 channel for a warning: an environment that cannot be read leaves installed packages
 unknown, silently, as the CLI says aloud.
 
+A `[tool.dtype-lint]` table that cannot be used fails the run at start-up, before any
+file is checked: when flake8 hands its options to the plugins (``parse_options``), the
+configuration of every folder that holds a file flake8 will check (found by flake8's own
+file discovery) is read, and a broken one is printed with the CLI's words and ends
+flake8 with exit code 2 (1 is flake8's for findings).
+
 flake8 runs every installed plugin whatever `--select` says, so every flake8 user pays
 for this one: it goes through the same prefilter as the CLI, which skips files that
 cannot hold a finding and parses only the parts of the others that can, starting from
@@ -14,10 +20,12 @@ the ``ast`` flake8 has already built.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import dataclasses
 import functools
 import os
+import sys
 from typing import Iterator
 
 from dtype_lint import __version__
@@ -26,13 +34,24 @@ from dtype_lint.core.confidence import LEVELS
 from dtype_lint.core.engine import LintError, lint_source
 
 
-@functools.lru_cache(maxsize=64)
+# flake8 exits 1 for findings and for a crash; a configuration error is told apart, as
+# the CLI does (and as argparse does for a bad option).
+EXIT_CONFIG_ERROR = 2
+
+
+# Start-up reads the configuration of every folder with a file to check; the checks
+# (in processes forked after it) find them here.
+@functools.lru_cache(maxsize=4096)
 def _config_for(folder: str) -> Config:
-    try:
-        return load_config(find_pyproject([folder]))
-    except ConfigError:
-        # flake8 has no channel for a config error; the CLI reports it. Use defaults.
-        return load_config(None)
+    return load_config(find_pyproject([folder]))
+
+
+def _folder(filename: str) -> str:
+    """Where the configuration of ``filename`` is looked for (stdin: the working folder)."""
+    if filename in ("-", "stdin"):
+        return "."
+    path = os.path.abspath(filename)
+    return path if os.path.isdir(path) else os.path.dirname(path)
 
 
 class DtypeLintChecker:
@@ -46,18 +65,32 @@ class DtypeLintChecker:
         manager.add_option("--min-confidence", choices=LEVELS, default=None, parse_from_config=True,
                            help="dtype-lint: hide findings below this confidence (low is the audit mode)")
 
-    @classmethod
-    def parse_options(cls, options) -> None:
-        cls.min_confidence = options.min_confidence
-
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
         self.tree = tree
         self.filename = filename
         self.lines = lines
 
+    @staticmethod
+    def parse_options(option_manager: object, options: argparse.Namespace, args: list[str]) -> None:
+        """flake8's start-up: take `--min-confidence`, and refuse a broken configuration
+        before checking anything."""
+        from flake8.discover_files import expand_paths  # the files flake8 goes on to check
+
+        DtypeLintChecker.min_confidence = options.min_confidence
+
+        files = expand_paths(paths=options.filenames, stdin_display_name=options.stdin_display_name,
+                             filename_patterns=options.filename, exclude=(*options.exclude, *options.extend_exclude))
+        # A file read from stdin is checked under its display name.
+        folders = {_folder(options.stdin_display_name if name == "-" else name) for name in files}
+        for folder in sorted(folders):
+            try:
+                _config_for(folder)
+            except ConfigError as exc:
+                sys.stderr.write(exc.text + "\n")
+                raise SystemExit(EXIT_CONFIG_ERROR) from None
+
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        folder = os.path.dirname(os.path.abspath(self.filename)) if self.filename not in ("-", "stdin") else "."
-        config = _config_for(folder)
+        config = _config_for(_folder(self.filename))
         if self.min_confidence is not None:
             config = dataclasses.replace(config, options=dataclasses.replace(
                 config.options, min_confidence=self.min_confidence))

@@ -9,7 +9,9 @@
 * ``dtype_guard`` is a factory: ``g = dtype_guard(model)`` returns an active guard
   for a torch or Flax model, using the marker's policy (or ``policy=``), its
   ``allow`` (or ``allow=``) and the option's mode; every guard it made is closed at
-  teardown, last opened first, all of them even when closing one fails.
+  teardown, last opened first, all of them even when closing one fails. What a guard
+  warns when it closes (it checked none or few of the model's modules) points at the
+  test's line that made it, not at this file.
 * ``@pytest.mark.min_matmul_bits(16)`` skips a test (fails it with
   ``--dtype-strict``) when the measured float32 matmul precision of the device
   (the lower of input and accumulator bits) is below 16 bits, or when the device
@@ -22,6 +24,8 @@ Nothing here imports torch or JAX until a test actually uses a marker or the fix
 from __future__ import annotations
 
 import collections
+import sys
+import warnings
 
 import pytest
 
@@ -136,18 +140,30 @@ def dtype_guard(request: pytest.FixtureRequest):
         active = guard(model, chosen, on_violation=mode,
                        allow=allow if allow is not None else marked_allow)
         active.__enter__()
-        made.append(active)
+        caller = sys._getframe(1)
+        made.append((active, (caller.f_code.co_filename, caller.f_lineno, caller.f_globals)))
         return active
 
     yield factory
     records = request.config.stash[_RECORDS]
     failure = None
-    for active in reversed(made):
-        try:
-            active.close()
-        except BaseException as exc:  # close the others, then fail with the first error
-            failure = failure or exc
+    closing_warnings = []
+    for active, made_at in reversed(made):
+        # Closed from pytest's teardown, where no frame is the test's: what the guard
+        # warns is caught here and warned again at the line that made the guard.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                active.close()
+            except BaseException as exc:  # close the others, then fail with the first error
+                failure = failure or exc
+        closing_warnings += [(message, made_at) for message in caught]
         records.extend((request.node.nodeid, violation) for violation in active.violations)
+    for message, (filename, lineno, module_globals) in closing_warnings:
+        # The user's filters (-W, filterwarnings) apply to the warning as warned again.
+        warnings.warn_explicit(message.message, message.category, filename, lineno,
+                               registry=module_globals.setdefault("__warningregistry__", {}),
+                               module_globals=module_globals)
     if failure is not None:
         raise failure
 

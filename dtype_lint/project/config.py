@@ -49,6 +49,12 @@ _REQUIRES_PYTHON = re.compile(r"(?:>=|~=|==)\s*3\.(\d+)")
 class ConfigError(Exception):
     """A configuration that cannot be used; the message names the key or value."""
 
+    @property
+    def text(self) -> str:
+        """The one line every front-end shows for it (the CLI and flake8 on stderr, mypy
+        in its output, the language server in a message), so that they read alike."""
+        return f"dtype-lint: config error: {self}"
+
 
 @dataclasses.dataclass(frozen=True)
 class Config:

@@ -143,6 +143,7 @@ class FlaxGuard(Guard):
             parts = ()
             frame = _Frame(scope.root if scope is not None else None, len(module.path), (), ())
             is_root = True
+            self.unfinished_calls += 1
             self.entry_ids = {id(leaf) for leaf, _ in _floating((args, kwargs))}
         else:
             return next_fun(*args, **kwargs)
@@ -158,6 +159,7 @@ class FlaxGuard(Guard):
         if self._pending:
             self.resolve_pending(path, _floating((args, kwargs)), module)
         if is_root:
+            self.unfinished_calls -= 1
             self.flush_pending()
             self.entry_ids = set()
             self._param_modules = _param_modules(module.variables.get("params", {})) if module.scope else None

@@ -58,6 +58,8 @@ class Guard:
         # ids of the floating inputs of the outermost call in progress: a dtype they
         # carry is the caller's, and is blamed on the first module that returns it.
         self.entry_ids: set[int] = set()
+        # Outermost calls entered and not returned from: one that raised stays counted.
+        self.unfinished_calls = 0
         # parent path -> dtype -> finding held until that parent returns; and the
         # modules counted downstream of each held finding meanwhile.
         self._pending: dict[str, dict[str, Violation]] = {}
@@ -90,7 +92,9 @@ class Guard:
         """Remove everything the guard installed; safe to call twice.
 
         With ``warn``, a guard that checked nothing, or far fewer modules than the
-        model has, says so (once) with the likely reason.
+        model has, says so (once) with the likely reason (a call of the model that
+        raised, if one did); not a guard that raised a violation, which ended the
+        call there itself.
         """
         if not self.active:
             return
@@ -299,12 +303,17 @@ class Guard:
     # -- coverage ---------------------------------------------------------------
 
     def _coverage_note(self) -> str | None:
+        if self._recorder.raised:
+            return None  # the guard ended the call itself, with the violation the user sees
         total = self._module_count()
         seen = len(self._seen)
         if seen and (total is None or seen >= COVERAGE_SHARE * total):
             return None
         what = "no module call" if not seen else f"only {seen} of the model's {total} modules"
-        reasons = self._coverage_reasons()
+        if self.unfinished_calls:  # the model's own error: the framework's usual suspects are not
+            reasons = ["a call of the model raised before it reached the others"]
+        else:
+            reasons = self._coverage_reasons()
         return (f"dtype guard on {type(self.model).__name__} checked {what}; likely: "
                 + "; or ".join(reasons))
 

@@ -226,6 +226,7 @@ class TorchGuard(Guard):
 
     def _root_pre_hook(self, module, args) -> None:
         __tracebackhide__ = True
+        self.unfinished_calls += 1  # first: the checks below may raise
         self.entry_ids = {id(t) for t, _ in _floating(args, self._torch.Tensor)}
         params_dtype = self._params_dtype
         for path, owner in self._with_params:
@@ -241,6 +242,7 @@ class TorchGuard(Guard):
         def hook(module, args, kwargs, output):
             __tracebackhide__ = True
             seen.add(path)
+            self.unfinished_calls -= 1
             self.entry_ids = set()
             if self._pending:
                 self.resolve_pending(path, _floating((args, kwargs), self._torch.Tensor), module)

@@ -1,9 +1,14 @@
 """Checking the dtypes of every floating leaf of a parameter tree.
 
 Trees are torch modules (parameters and buffers), state dicts, nested
-dict/list/tuple/dataclass containers, Flax variable dicts (FrozenDict too), other JAX
-pytrees and NumPy arrays. Frameworks are recognised through ``sys.modules``, so this
-module never imports one that the caller has not already imported.
+dict/list/tuple/dataclass containers, Flax variable dicts (FrozenDict too), Flax NNX
+modules and their state, other JAX pytrees and NumPy arrays. Frameworks are recognised
+through ``sys.modules``, so this module never imports one that the caller has not
+already imported.
+
+A module is never a leaf, whatever ``dtype`` it carries (a Flax module's computation
+dtype, a Hugging Face model's ``.dtype``): its parameters are. An NNX module's leaves
+are named as in its ``nnx.state`` (``linear/bias``), whichever of the two is checked.
 """
 
 from __future__ import annotations
@@ -39,9 +44,10 @@ class TreeDTypeError(DTypeViolationError):
 
     def __init__(self, mismatches: list[TreeMismatch], expected: str) -> None:
         self.mismatches = list(mismatches)
+        count = len(mismatches)
         super().__init__(
             [Violation(m.code, m.path, f"expected {m.expected}, got {m.actual}") for m in mismatches],
-            f"{len(mismatches)} floating leaves are not {expected}:",
+            f"1 floating leaf is not {expected}:" if count == 1 else f"{count} floating leaves are not {expected}:",
         )
 
 
@@ -61,6 +67,11 @@ def _expected_name(expected: object) -> str:
 def _is_torch_module(obj: object) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(obj, torch.nn.Module)
+
+
+def _is_nnx_module(obj: object) -> bool:
+    nnx = sys.modules.get("flax.nnx")
+    return nnx is not None and isinstance(obj, nnx.Module)
 
 
 def _leaf_dtype(obj: object) -> str | None:
@@ -93,10 +104,6 @@ def _leaves(obj: object, prefix: str, seen: set[int]) -> Iterator[tuple[str, str
     """Yield ``(path, dtype name)`` for every leaf that has a dtype."""
     if id(obj) in seen:
         return
-    leaf = _leaf_dtype(obj)
-    if leaf is not None:
-        yield prefix or "<root>", leaf
-        return
     if _is_torch_module(obj):
         module: Any = obj
         # torch's own dotted names, as in a state dict.
@@ -104,6 +111,15 @@ def _leaves(obj: object, prefix: str, seen: set[int]) -> Iterator[tuple[str, str
             yield _join(prefix, name, "."), dtype_name(tensor.dtype)
         for name, tensor in module.named_buffers():
             yield _join(prefix, name, "."), dtype_name(tensor.dtype)
+        return
+    if _is_nnx_module(obj):
+        # Its state, a mapping down to its variables (each a leaf, its dtype its value's),
+        # rather than its pytree, which would name a variable's array `.../bias/value`.
+        yield from _leaves(sys.modules["flax.nnx"].state(obj), prefix, seen)
+        return
+    leaf = _leaf_dtype(obj)
+    if leaf is not None:
+        yield prefix or "<root>", leaf
         return
     seen.add(id(obj))
     try:

@@ -99,6 +99,7 @@ class Recorder:
         self._lock = threading.Lock()
         self._counts: dict[Violation, int] = {}
         self._downstream: dict[Violation, dict[str, None]] = {}
+        self.raised = False  # whether a violation was raised (and ended the call it was raised in)
 
     def report(self, violation: Violation) -> None:
         __tracebackhide__ = True
@@ -106,6 +107,7 @@ class Recorder:
             first = violation not in self._counts
             self._counts[violation] = self._counts.get(violation, 0) + 1
         if self.on_violation == "raise":
+            self.raised = True
             raise DTypeViolationError([violation])
         if self.on_violation == "warn" and first:
             warnings.warn(str(violation), DTypeGuardWarning, stacklevel=user_stacklevel())

@@ -179,8 +179,8 @@ def write(path: Path, text: str) -> None:
 # -- the session run -------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("mypy-cache")
+def cache(mypy_cache: Path) -> Path:
+    return mypy_cache
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,13 @@ from importlib.metadata import entry_points
 import pytest
 
 pytest.importorskip("torch")
+# pytester takes back the modules an inner session imported; jaxlib's extension aborts
+# the process when it is imported a second time (absl's time zone): imported once here,
+# the inner sessions that use Flax find it (as they do when the whole suite runs).
+try:
+    import jax  # noqa: F401
+except ImportError:
+    pass
 
 # Here rather than in tests/runtime/conftest.py: pytest refuses pytest_plugins in a
 # non-top-level conftest, and a second conftest.py would shadow tests/conftest.py,
@@ -129,6 +136,40 @@ def test_bf16_needs_8():
     result.stdout.fnmatch_lines(["*torch bfloat16 matmul on cpu keeps 7 bits*test needs 8*"])
     result = pytester.runpytest(*PLUGIN, "--dtype-strict")
     result.assert_outcomes(passed=1, failed=1)
+
+
+def test_raise_mode_stops_the_call_without_a_coverage_warning(pytester):
+    # The guard raises in the first of three modules: the two it never reached are the
+    # raise's doing, not a fused fast path's.
+    _write(pytester, '''
+@pytest.mark.dtype_policy("bfloat16")
+def test_first_module_widens(dtype_guard):
+    model = torch.nn.Sequential(RMSNorm(), torch.nn.Linear(4, 4)).to(torch.bfloat16)
+    dtype_guard(model)
+    model(torch.ones(2, 4, dtype=torch.bfloat16))
+''')
+    result = pytester.runpytest(*PLUGIN, "--dtype-guard=raise", "-W", "always")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*DTypeViolationError*DTL192 0: RMSNorm returned float32*"])
+    assert "DTypeGuardWarning" not in result.stdout.str()
+
+
+def test_a_coverage_warning_points_at_the_line_that_made_the_guard(pytester):
+    _write(pytester, '''
+@pytest.mark.dtype_policy("bfloat16")
+def test_never_called(dtype_guard):
+    model = Block().to(torch.bfloat16)
+    dtype_guard(model)  # the guard's line
+''')
+    written = (pytester.path / "test_models.py").read_text().splitlines()
+    line = next(n for n, text in enumerate(written, 1) if "the guard's line" in text)
+    result = pytester.runpytest(*PLUGIN, "-W", "always")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"*test_models.py:{line}: DTypeGuardWarning: dtype guard on Block checked no module*"])
+    assert "pytest_plugin.py" not in result.stdout.str()
+    # The user's filters apply to it: an error filter fails the test at teardown.
+    result = pytester.runpytest(*PLUGIN, "-W", "error::dtype_lint.runtime.DTypeGuardWarning")
+    result.assert_outcomes(passed=1, errors=1)
 
 
 

@@ -62,8 +62,9 @@ def test_correct_float32_model_is_silent():
 def test_param_dtype_DTL391():
     model = _tiny()
     model[1].to(torch.float16)  # a half LayerNorm inside a float32 model
-    # The failed forward reached one module of four: the guard says so on exit.
-    with pytest.warns(DTypeGuardWarning, match="checked only 1 of the model's 4 modules"):
+    # The failed forward reached one module of four: the guard says so on exit, and why.
+    with pytest.warns(DTypeGuardWarning, match="checked only 1 of the model's 4 modules; likely: a call of the "
+                                               "model raised before it reached the others$"):
         with guard(model, "float32", on_violation="record") as g:
             model[0](torch.randn(2, 8))
             with pytest.raises(RuntimeError):

@@ -79,7 +79,11 @@ def test_assert_lists_every_mismatch():
     assert "a: expected float32, got float16" in str(info.value)
     assert "b: expected float32, got float64" in str(info.value)
     assert [v.code for v in info.value.violations] == ["DTL391", "DTL391"]
+    assert str(info.value).startswith("2 floating leaves are not float32:\n")
     assert_tree_dtypes({"c": tree["c"]}, "float32")
+    with pytest.raises(TreeDTypeError) as info:
+        assert_tree_dtypes({"a": tree["a"]}, "float32")
+    assert str(info.value) == "1 floating leaf is not float32:\n  DTL391 a: expected float32, got float16"
 
 
 def test_expected_must_be_floating():
@@ -103,3 +107,34 @@ def test_a_dtype_that_cannot_be_read_is_a_mismatch_not_a_skip():
     assert mismatch.path == "odd" and mismatch.actual.startswith("unreadable dtype")
     with pytest.raises(TreeDTypeError, match="odd: expected float32, got unreadable dtype"):
         assert_tree_dtypes({"odd": Odd()}, "float32")
+
+
+def test_an_nnx_module_and_its_state_name_each_leaf_alike():
+    nnx = pytest.importorskip("flax.nnx")
+    jnp = pytest.importorskip("jax.numpy")
+
+    class Net(nnx.Module):
+        def __init__(self, rngs):
+            self.linear = nnx.Linear(2, 3, param_dtype=jnp.bfloat16, rngs=rngs)
+            self.norm = nnx.BatchNorm(3, rngs=rngs)
+
+    net = Net(nnx.Rngs(0))
+    found = check_tree(net, "float32")
+    assert _paths(found) == ["linear/bias", "linear/kernel"]
+    assert check_tree(nnx.state(net), "float32") == found
+    assert _paths(check_tree({"model": net}, "float32")) == ["model/linear/bias", "model/linear/kernel"]
+
+
+def test_a_module_is_never_a_leaf_whatever_dtype_it_carries():
+    nnx = pytest.importorskip("flax.nnx")
+    jnp = pytest.importorskip("jax.numpy")
+    # Computes in bfloat16, holds float32 parameters: the parameters are the leaves.
+    linear = nnx.Linear(2, 3, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
+    assert check_tree(linear, "float32") == []
+    assert _paths(check_tree(linear, "bfloat16")) == ["bias", "kernel"]
+    torch = pytest.importorskip("torch")
+
+    class Pretrained(torch.nn.Linear):  # a Hugging Face model has a `dtype` property
+        dtype = torch.bfloat16
+
+    assert _paths(check_tree(Pretrained(2, 2), "bfloat16")) == ["bias", "weight"]

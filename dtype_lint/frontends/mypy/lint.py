@@ -41,13 +41,11 @@ HELPER_REASON = "() casts it whole)"
 
 @functools.lru_cache(maxsize=64)
 def config_for(folder: str):  # -> dtype_lint.project.config.Config
-    from dtype_lint.project.config import ConfigError, find_pyproject, load_config
+    """The configuration found from ``folder``; ConfigError where it cannot be used (the
+    plugin stops mypy with it before any file of that folder is linted)."""
+    from dtype_lint.project.config import find_pyproject, load_config
 
-    try:
-        return load_config(find_pyproject([folder]))
-    except ConfigError:
-        # The CLI reports configuration errors; the plugin falls back to the defaults.
-        return load_config(None)
+    return load_config(find_pyproject([folder]))
 
 
 def config_of(path: str):  # -> dtype_lint.project.config.Config

@@ -23,7 +23,14 @@ How it works (see the documentation site, "mypy plugin"):
   ``note: via PATH:LINE:COL: MESSAGE``, at the finding's own position and with its code,
   so that what silences the error (``# type: ignore[DTL204]``, a disabled code) silences
   its notes.
-* Any exception in the plugin becomes one note naming it, never a traceback.
+* ``report_config_data`` gives mypy, for each file of the user's, the dtype-lint
+  version and the configuration that applies to it: mypy rechecks a file from its cache
+  once either changes (an `ignore` added, a rule option edited).
+* A broken ``[tool.dtype-lint]`` stops the run with exit code 2 (mypy's for a blocking
+  error; 1 is for findings) and the CLI's ``dtype-lint: config error: ...`` line, before
+  any file it applies to is checked: when mypy parses such a file
+  (``get_additional_deps``) or reads it from its cache (``report_config_data``).
+* Any other exception in the plugin becomes one note naming it, never a traceback.
   ``DTYPE_LINT_MYPY_TEST_CRASH=1`` in the environment makes every hook raise: a switch
   for the test of that, not for use.
 """
@@ -39,13 +46,15 @@ from typing import Callable
 
 from mypy.checker_state import checker_state
 from mypy.errorcodes import ErrorCode
-from mypy.errors import Errors
+from mypy.errors import CompileError, Errors
 from mypy.nodes import MypyFile
 from mypy.options import Options as MypyOptions
-from mypy.plugin import FunctionContext, MethodContext, Plugin
+from mypy.plugin import FunctionContext, MethodContext, Plugin, ReportConfigContext
 from mypy.types import Type
 from mypy.util import decode_python_encoding
 
+from dtype_lint import __version__
+from dtype_lint.core.suppression import Suppressions, file_is_exempt
 from dtype_lint.frontends.mypy import typeaware
 from dtype_lint.frontends.mypy.lint import Reported, config_of, engine_findings
 from dtype_lint.frontends.mypy.worker import LintWorker
@@ -109,10 +118,25 @@ class DtypeLintPlugin(Plugin):
             return self._dataloader
         return None
 
+    def report_config_data(self, ctx: ReportConfigContext) -> list[str] | None:
+        if ctx.path.endswith(".pyi") or not _users_path(ctx.path):
+            return None
+        try:
+            return [__version__, _usable_config(ctx.path).fingerprint()]
+        except CompileError:
+            raise
+        except Exception as exc:
+            self._internal_error(ctx.path, exc)
+            return None
+
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
         try:
-            if self._worker is not None and _users_source(file):
-                self._worker.submit(file.path)
+            if _users_source(file):
+                _usable_config(file.path)
+                if self._worker is not None:
+                    self._worker.submit(file.path)
+        except CompileError:
+            raise
         except Exception as exc:
             self._internal_error(file.path, exc, file)
         return []
@@ -219,12 +243,19 @@ class DtypeLintPlugin(Plugin):
         if linted is None:
             linted = engine_findings(path, text)
         findings = {(f.line, f.column, f.code): f for f in linted}
+        if file_is_exempt(text):
+            return  # the engine found nothing; the type-aware checks are silenced alike
         if "DTL101" in codes and "dtype" in text:
             hits.update(((line, column, code), message) for line, column, code, message
                         in typeaware.float32_fields(file.defs, config_of(path).options, local))
         if hits:
             lines = _NEWLINE.split(text)
+            # The engine's findings come with their noqa comments applied; the type-aware
+            # ones get the very same test, so that what silences the CLI silences mypy.
+            suppressions = Suppressions(text, lines)
             for (line, column, code), message in hits.items():
+                if suppressions.covers(line, code):
+                    continue
                 char_column = _char_column(lines, line, column)
                 findings.setdefault((line, char_column, code),
                                     Reported(line, char_column, line, char_column, code, message))
@@ -306,6 +337,19 @@ def _worker_pays() -> bool:
     return len(cores) > 1
 
 
+def _usable_config(path: str):  # -> dtype_lint.project.config.Config
+    """The configuration of the file at ``path``; mypy's blocking error where it cannot
+    be used."""
+    from dtype_lint.project.config import ConfigError
+
+    try:
+        return config_of(path)
+    except ConfigError as exc:
+        # Not reported at a line of the file: the error is the configuration's. mypy
+        # prints the messages of a CompileError as they are, and exits 2.
+        raise CompileError([exc.text], use_stdout=False) from None
+
+
 @functools.lru_cache(maxsize=1024)
 def _codes_for(path: str) -> frozenset[str]:
     return frozenset(config_of(path).codes_for(path))
@@ -320,6 +364,11 @@ def _users_source(file: MypyFile) -> bool:
     path = file.path
     if path.endswith(".pyi") or getattr(file, "raw_data", None) is not None:
         return False
+    return _users_path(path)
+
+
+def _users_path(path: str) -> bool:
+    """Not a file of an installed package or of the standard library."""
     full = os.path.abspath(path)
     return not any(part in full for part in _INSTALLED) and not full.startswith(sys.base_prefix + os.sep)
 

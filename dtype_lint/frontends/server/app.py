@@ -157,10 +157,13 @@ class DtypeLintServer(LanguageServer):
             self.log(types.MessageType.Error, f"internal error on {uri}; please report it\n{outcome.internal_error}")
         elif outcome.problem is not None:
             self.log(types.MessageType.Log, f"{uri} not linted: {outcome.problem}")
-        for warning in (outcome.config_problem, outcome.warning):
-            if warning is not None and warning not in self.shown:
-                self.shown.add(warning)
-                self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"{SOURCE}: {warning}"))
+        if outcome.config_problem is not None and outcome.config_problem not in self.shown:
+            # An error, as the CLI, flake8 and mypy stop on it: no file it covers is linted.
+            self.shown.add(outcome.config_problem)
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, outcome.config_problem))
+        if outcome.warning is not None and outcome.warning not in self.shown:
+            self.shown.add(outcome.warning)
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"{SOURCE}: {outcome.warning}"))
 
     def log(self, kind: types.MessageType, message: str) -> None:
         self.window_log_message(types.LogMessageParams(kind, f"{SOURCE}: {message}"))

@@ -30,7 +30,7 @@ class Outcome:
     text: str
     findings: tuple[Finding, ...] = ()
     problem: str | None = None  # why the text was not linted (a syntax error while typing)
-    config_problem: str | None = None  # the configuration found cannot be used
+    config_problem: str | None = None  # the configuration found cannot be used: the CLI's line for it
     internal_error: str | None = None  # a traceback: a bug of ours
     warning: str | None = None  # linted, but without something configured (the environment's packages)
     config: Config | None = None  # the configuration the findings are for
@@ -82,7 +82,7 @@ class Linter:
         except LintError as exc:
             return Outcome(text, problem=str(exc))
         except ConfigError as exc:
-            return Outcome(text, problem="configuration error", config_problem=str(exc))
+            return Outcome(text, problem="configuration error", config_problem=exc.text)
         except Exception:  # a bug of ours must cost this text its findings, not the server
             return Outcome(text, internal_error=traceback.format_exc())
         return Outcome(text, tuple(findings), config=config, consulted=frozenset(consulted) - {os.path.abspath(path)},
