@@ -65,7 +65,10 @@ def test_json_has_exactly_the_documented_keys(cli, project):
     findings = cli("check", str(project), "--output-format", "json").json()
     assert len(findings) == 1
     finding = findings[0]
-    assert set(finding) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fix"}
+    assert set(finding) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message",
+                            "confidence", "basis", "fix"}
+    # A plain function's float32 default: that its values meet the activations is assumed.
+    assert finding["confidence"] == "medium" and finding["basis"]
     assert (finding["line"], finding["column"], finding["end_line"], finding["end_column"]) == (2, 16, 2, 29)
     assert finding["name"] == "float32-dtype-default"
     assert finding["fix"]["applicability"] == "unsafe"
@@ -94,7 +97,8 @@ def test_sarif_structure(cli):
 
 def test_github_annotations(cli, project):
     out = cli("check", str(project / "bad.py"), "--output-format", "github").out
-    assert out.startswith(f"::error title=dtype-lint (DTL101),file={project / 'bad.py'},line=2,col=16,")
+    # A medium finding (a plain function's default) is a warning; a high one an error.
+    assert out.startswith(f"::warning title=dtype-lint (DTL101),file={project / 'bad.py'},line=2,col=16,")
 
 
 def test_full_output_shows_the_line_and_a_caret(cli, project):

@@ -58,7 +58,7 @@ def test_sarif_and_github_carry_the_cell_and_the_line_within_it(cli):
     path = str(FIXTURES / "nb_recast.ipynb")
     sarif = cli("check", path, "--output-format", "sarif", "--no-cache").json()
     [half] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "DTL303"]
-    assert half["properties"] == {"cell": 3}
+    assert half["properties"]["cell"] == 3 and half["properties"]["confidence"] in ("low", "medium", "high")
     assert half["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
     github = cli("check", path, "--output-format", "github", "--no-cache").out
     assert f"file={path},line=2,col=1," in github and "::cell 3: DTL303 " in github

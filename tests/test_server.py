@@ -107,7 +107,7 @@ async def test_every_fixture_gets_the_clis_findings(client: LanguageClient):
             (f["code"], f["line"] - 1, f["column"] - 1, f["end_line"] - 1, f["end_column"] - 1))
     for path in fixture_files():
         published = await _open(client, path, path.read_text(encoding="utf-8"))
-        assert _spans(published.diagnostics) == expected[str(path)], path.name
+        assert _spans(published.diagnostics) == expected.get(str(path), set()), path.name
 
 
 async def test_columns_count_utf16_units_as_lsp_requires(client: LanguageClient, tmp_path):

@@ -22,9 +22,9 @@ VIA = ["    via nets/heads.py:31:9: lambda stored by Scorer.__init__",
        "    via nets/base.py:12:1: Scorer derives from torch.nn.Module"]
 
 
-def hazard(path: str = "train.py", flow: tuple[Step, ...] = FLOW) -> Finding:
+def hazard(path: str = "train.py", flow: tuple[Step, ...] = FLOW, confidence: str = "high") -> Finding:
     (found,) = lint_source(HAZARD, path, Selected(("DTL101",)), Config().options)
-    return dataclasses.replace(found, flow=flow)
+    return dataclasses.replace(found, flow=flow, confidence=confidence)
 
 
 def render(fmt: str, findings: list[Finding], show_flow: bool) -> list[str]:
@@ -44,6 +44,14 @@ def test_full_puts_the_via_lines_after_the_snippet():
     _, line, caret, *via = render("full", [hazard()], show_flow=True)
     assert line.endswith("def f(x, dtype=torch.float32):") and "^" in caret
     assert via == VIA
+
+
+def test_a_finding_below_high_says_what_its_confidence_rests_on():
+    (found,) = lint_source(HAZARD, "train.py", Selected(("DTL101",)), Config().options)
+    assert found.confidence == "medium"  # a plain function's default: its meeting the activations is assumed
+    _, *lines = render("text", [dataclasses.replace(found, flow=FLOW)], show_flow=True)
+    assert lines == VIA + [f"    confidence: medium: {found.basis}"]
+    assert render("text", [found], show_flow=False) == render("text", [found], show_flow=False)[:1]
 
 
 def test_without_the_flag_nothing_changes():
@@ -71,7 +79,8 @@ def test_the_cli_prints_the_flow_of_a_finding(cli, tmp_path: Path):
     path = tmp_path / "train.py"
     path.write_text(HAZARD)
     cache = Cache(str(tmp_path / "cache"), f"{load_config(tmp_path / 'pyproject.toml').fingerprint()}\0prefilter=True")
-    cache.put(cache.key(str(path), path.read_bytes()), [hazard(str(path))])
+    cache.put(cache.key(str(path), path.read_bytes()), [hazard(str(path), confidence="medium")])
     run = ("check", str(path), "--cache-dir", str(tmp_path / "cache"), "-q")
-    assert cli(*run, "--show-flow").out.splitlines()[1:] == VIA
+    assert cli(*run, "--show-flow").out.splitlines()[1:] == VIA + [
+        f"    confidence: medium: {hazard().basis}"]
     assert len(cli(*run).out.splitlines()) == 1

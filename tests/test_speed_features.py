@@ -25,8 +25,8 @@ from dtype_lint.rules.registry import RULES, RULES_BY_CODE
 ALL = Config(select=("ALL",))
 
 
-def both_ways(text: str, rules=None, options: Options = Options()) -> tuple[list, list]:
-    """Findings (with their fixes, as JSON) with the prefilter on and off."""
+def both_ways(text: str, rules=None, options: Options = Options(min_confidence="low")) -> tuple[list, list]:
+    """Findings (with their fixes, as JSON) with the prefilter on and off, at every confidence."""
     rules = rules or ALL.rules()
     got = []
     for on in (True, False):

@@ -15,7 +15,7 @@ import re
 
 from dtype_lint.concepts.crossing import Owner, constructed_class, names_class, owner
 from dtype_lint.concepts.modules import modules
-from dtype_lint.concepts.trained import training_seen
+from dtype_lint.concepts.trained import paths, training_seen
 from dtype_lint.concepts.module_shapes import may_be_module, pickled_type
 from dtype_lint.concepts.unpicklable import PICKLING_IN_FILE
 from dtype_lint.concepts.unpicklable_shapes import (BODY_WORDS, callable_arguments, callable_stores, callable_value,
@@ -111,11 +111,11 @@ class AttributeStores(Finder):
             return  # a temporary swap: the file sets the attribute back in a `finally`
         cls = self.ctx.method_class() if isinstance(receiver, cst.Name) and receiver.value == "self" else None
         steps = self.ctx.class_steps(cls.name) if cls is not None else ()
-        self.found(_site(value, held_by, value=value, attributes=False, steps=steps, attr=attr))
+        self.found(site_of(value, held_by, value=value, attributes=False, steps=steps, attr=attr))
         if attr == "forward" and not flow.sources(value, PICKLING_IN_FILE, attributes=False):
             for candidate in _branches(value):
                 if self._wraps_forward(candidate):
-                    self.found(_site(candidate, held_by, kind="a wrapper's closure"))
+                    self.found(site_of(candidate, held_by, kind="a wrapper's closure"))
 
     def _wraps_forward(self, value: cst.BaseExpression) -> bool:
         """`wrap(model.forward)` or `decorator(...)(model.forward)`: a closure around forward."""
@@ -137,7 +137,7 @@ class Kept:
     owner: Owner
 
 
-def _site(node: cst.CSTNode, held_by: Owner, value: cst.BaseExpression | None = None, kind: str | None = None,
+def site_of(node: cst.CSTNode, held_by: Owner, value: cst.BaseExpression | None = None, kind: str | None = None,
           attr: str | None = None, **rest) -> Site:
     """A callable kept by ``held_by``: as sure as that the owner is pickled whole."""
     fields = {"owner": held_by.what, **({"kind": kind} if kind else {})}
@@ -233,16 +233,17 @@ class Hooks(Finder):
                 return
             # A handle that is kept may be removed by another method; a discarded one never is.
             removed = ".remove()" in self.ctx.text and id(call) not in self._discarded
-            # An inspection tool hooks a model nobody trains here (POLICY.md F2.2):
-            # a model that is trained is seen where the hook's code trains it.
-            inspecting = not removed and not training_seen(self.ctx, self.options)
+            # An inspection tool hooks a model it only runs for inference (POLICY.md
+            # F2.2): no_grad, eval mode or an inference function, and nothing here trains.
+            inspecting = not removed and not training_seen(self.ctx, self.options) and paths(
+                self.ctx, self.options).path(call, func.value) is not None
             held_by = Owner(f"a model's hooks ({registrar} keeps it; nothing here removes it)",
                             "low" if removed or inspecting else weakest(model.confidence, "medium"),
                             "this file removes hooks elsewhere" if removed else
-                            "nothing in the function, its class or the file trains the model it hooks "
+                            "the model it hooks is run for inference here and nothing trains it "
                             "(an inspection tool's hook)" if inspecting else
                             "a hook installed on a model the code holds, which keeps it until removed")
-        self.found(_site(call.args[0].value, held_by, value=call.args[0].value))
+        self.found(site_of(call.args[0].value, held_by, value=call.args[0].value))
 
 
 class ConstructorArguments(Finder):
@@ -293,7 +294,7 @@ class ConstructorArguments(Finder):
         steps = self.ctx.class_steps(qualified)
         for position, arg in enumerate(node.args):
             if _parameter(arg, position, params) not in only_called:  # the constructor only calls it
-                self.found(_site(arg.value, held_by, value=arg.value, steps=steps))
+                self.found(site_of(arg.value, held_by, value=arg.value, steps=steps))
 
     def _only_called(self, qualified: str) -> tuple[list[str], frozenset[str]]:
         """A class's constructor parameters, and those it only calls, where the project
@@ -318,7 +319,7 @@ class ConstructorArguments(Finder):
                 continue
             store = found.step(f"{found.name}.__init__ keeps `{param}` on self", found.node.stores[param])
             held_by = Owner(f"a {holder} module by {found.name}.__init__ ({store.path}:{store.line})")
-            self.found(_site(arg.value, held_by, value=arg.value,
+            self.found(site_of(arg.value, held_by, value=arg.value,
                             steps=(store, *self.ctx.class_steps(qualified))))
 
 
@@ -352,7 +353,7 @@ class ClassBodyLambdas(Finder):
             store = Step(shown(view.path), *cls.stores[kept[0]], f"{name}.__init__ keeps `{kept[0]}` (default "
                                                                  f"{cls.init_defaults[kept[0]]}) on self")
             held_by = Owner(f"a {name} module by {name}.__init__ ({store.path}:{store.line})")
-            self.found(_site(value, held_by, kind=f"a lambda in the body of {holder}", steps=(store,)))
+            self.found(site_of(value, held_by, kind=f"a lambda in the body of {holder}", steps=(store,)))
             return
 
 

@@ -106,8 +106,16 @@ class ModuleCasts(Finder):
         receiver = cast_target(node, self.ctx)
         if receiver is not None:
             module = modules(self.ctx, self.options).evidence(receiver)
-            if module is not None and recasts(self.ctx, self.options, node):
+            if module is None:
+                return
+            if recasts(self.ctx, self.options, node):
                 self.found(_site(node, module, receiver))
+            elif _casts_itself_to_another(node, receiver, self.ctx):
+                # An adapter moved to its base layer's dtype (`self.to(dtype=weight.dtype)`)
+                # is the trained model recast where the base is frozen in half precision.
+                self.found(Site(node, {"why": module.kind}, context=Cast(receiver), confidence="low",
+                                basis="a module cast to another value's dtype by itself (an adapter matching "
+                                      "its base layer): whether the two train alike is not seen"))
 
     def _parameter_replaced(self, target: cst.BaseExpression, value: cst.Call) -> None:
         """``p = nn.Parameter(p.half())``: a trained parameter swapped for a recast copy."""
@@ -277,6 +285,14 @@ class CastingHelperCalls(Finder):
 def _site(cast: cst.Call, module: Source, receiver: cst.BaseExpression) -> Site:
     """A cast of a module, as sure as the evidence that the receiver is one."""
     return Site(cast, {"why": module.kind}, context=Cast(receiver), confidence=module.confidence, basis=module.basis)
+
+
+def _casts_itself_to_another(call: cst.Call, receiver: cst.BaseExpression, ctx: FileContext) -> bool:
+    """``self.to(dtype=other.dtype)``: a module's own cast to a dtype read off another value."""
+    if not (isinstance(receiver, cst.Name) and receiver.value == "self"):
+        return False
+    dtype = argument(call, None, "dtype") or argument(call, 1, None) or argument(call, 0, None)
+    return isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype" and _root(dtype) != "self"
 
 
 def _saved_first(loop: cst.For, names: set[str]) -> bool:

@@ -44,7 +44,8 @@ _METHOD_TYPES = frozenset({"types.MethodType", "MethodType"})
 # Containers that keep the callables they are given (torchvision's `transforms.Lambda`
 # and `transforms.Compose`, and look-alikes of the same names; `defaultdict`, which keeps
 # its default factory): what they are built from flows into them.
-HOLDERS = frozenset({"Lambda", "Compose", "defaultdict"})
+# Objects that keep the callables they are given (transforms, factories, lambda schedulers).
+HOLDERS = frozenset({"Lambda", "Compose", "defaultdict", "LambdaLR", "MultiplicativeLR"})
 _GENERATOR_NAMES = ("generator", "gen")
 _GENERATOR_TYPES = ("Generator", "Iterator", "AsyncGenerator", "AsyncIterator")
 

@@ -22,7 +22,7 @@ ASK_SECONDS = 30
 def class_like(qualified: str) -> bool:
     """A dotted name of another module's class by convention (``pkg.nets.Scorer``): the
     only names the project model is asked about, which bounds its work per file."""
-    return "." in qualified and qualified.rsplit(".", 1)[-1][:1].isupper()
+    return "." in qualified and qualified.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()  # `_Loss` too
 
 
 def standard_library(qualified: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dtype_lint.concepts import kept, test_code, unpicklable
+from dtype_lint.concepts import kept, local_modules, schedulers, test_code, unpicklable
 from dtype_lint.core.rule import Finds, Invalid, Rule
 from dtype_lint.core.ruledoc import RuleDoc
 
@@ -64,6 +64,12 @@ class CallableOnModule(Rule):
               since a caller may always pass a function of its own;
             - an attribute stored on `self` in a mixin that a module class of the file
               derives from (`class Merged(nn.Linear, LoRAMixin)`): `medium`;
+            - a `LambdaLR` or `MultiplicativeLR` over a local callable, kept like any
+              carrier where a module stores it, and reported (`medium`) where a function
+              hands it back (a scheduler factory, `configure_optimizers`): the trainer that
+              receives it keeps it in the state that checkpoints and `ddp_spawn` pickle;
+            - a module class defined inside a function: every model built from it keeps
+              a class that pickle cannot import by name;
             - an argument of `super().__init__(...)` (or `super(Cls, self).__init__`) in a
               subclass of a dataset, or of a module whose constructor keeps that
               parameter: the first base's constructor runs on the subclass's instance
@@ -105,7 +111,8 @@ class CallableOnModule(Rule):
             dataset (constructed from one, `self` inside one); `medium` where it is taken
             as one by a convention (a `models` path, a factory or a name such as `model`),
             for hooks an engine or callback registers on a model it holds, for a lambda a
-            parameter defaults to and for a mixin of a module class; `low` for a
+            parameter defaults to, for a mixin of a module class and for a lambda
+            scheduler a function hands back; `low` for a
             copy of a module, for a hook whose handle is kept in a file that removes hooks, and for a
             dataset the file hands only to loaders without workers (another caller may
             give it some).
@@ -136,7 +143,8 @@ class CallableOnModule(Rule):
     # A test builds objects to check them and pickles one only on purpose (then the test
     # fails and says so); a process it starts is another matter (DTL201-203 report those).
     finds = Finds(
-        at=(kept.AttributeStores, kept.Hooks, kept.ConstructorArguments, kept.ClassBodyLambdas),
+        at=(kept.AttributeStores, kept.Hooks, kept.ConstructorArguments, kept.ClassBodyLambdas,
+            schedulers.ReturnedSchedulers, local_modules.LocalModuleClasses),
         flow=unpicklable.PICKLING_IN_FILE,
         unless=(test_code.TEST_CODE, kept.ONE_SHOT_REDIRECT, kept.DATASET_WITHOUT_WORKERS),
     )

@@ -90,7 +90,8 @@ class ModuleRecast(Rule):
             name in `module-names`, a casting helper known by its name) or a training use
             is assumed from context; `low` for a copy of a module (EMA, `deepcopy`), a loop
             that upcasts, casts only frozen parameters or keeps each original to restore,
-            and a file named for evaluation, inference or export.
+            a module that casts itself to another value's dtype (an adapter matching its
+            base layer), and a file named for evaluation, inference or export.
             """,
         known_limits="""
             A module returned by a function of another file or stored in a container is only
