@@ -62,8 +62,9 @@ class PinnedBesideInput(Finder):
                 parents = parents_of(original_node) if pins else {}
                 for node, how in pins:
                     # Outside a layer's forward: that the helper's result meets the
-                    # activations is assumed from the input it is made beside.
-                    self.found(Site(node, {"how": how}, context=(original_node, parents), confidence="medium",
+                    # activations is assumed from the input it is made beside, a pattern
+                    # (outside readers judged 5 of the first 8 such findings real).
+                    self.found(Site(node, {"how": how}, context=(original_node, parents), confidence="low",
                                     basis="outside a layer's forward: the result's meeting the activations is assumed"))
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -32,11 +32,11 @@ class Float32Fallback(Rule):
             """,
         confidence="""
             `high` for a lookup whose default is float32 (`.get(key, torch.float32)`,
-            `getattr(config, "dtype", torch.float32)`); `medium` for the else branch of a
-            precision switch, which may be the float32 setting itself; `low` for
-            `setting or float32`, which is float32 only where nothing is set (the
-            documented default `POLICY.md` counts as benign) unless the setting may hold
-            a value the code does not know.
+            `getattr(config, "dtype", torch.float32)`); `low` for the else branch of a
+            precision switch, which may be the float32 setting itself (on the labelled
+            corpora every one was), and for `setting or float32`, which is float32 only
+            where nothing is set (the documented default `POLICY.md` counts as benign)
+            unless the setting may hold a value the code does not know.
             """,
         known_limits="""
             A fallback spread over several statements (`if ... elif ... else: dtype =

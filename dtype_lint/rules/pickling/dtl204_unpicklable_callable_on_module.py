@@ -65,11 +65,13 @@ class CallableOnModule(Rule):
             - an attribute stored on `self` in a mixin that a module class of the file
               derives from (`class Merged(nn.Linear, LoRAMixin)`): `medium`;
             - a `LambdaLR` or `MultiplicativeLR` over a local callable, kept like any
-              carrier where a module stores it, and reported (`medium`) where a function
-              hands it back (a scheduler factory, `configure_optimizers`): the trainer that
-              receives it keeps it in the state that checkpoints and `ddp_spawn` pickle;
+              carrier where a module stores it, and reported (`low`, the audit mode's) where
+              a function hands it back (a scheduler factory, `configure_optimizers`): a
+              trainer that pickles it whole (`ddp_spawn`, `torch.save`) fails, one that
+              saves only its `state_dict` does not;
             - a module class defined inside a function: every model built from it keeps
-              a class that pickle cannot import by name;
+              a class that pickle cannot import by name (`high` where the function returns
+              an instance or stores one on a model or dataset);
             - an argument of `super().__init__(...)` (or `super(Cls, self).__init__`) in a
               subclass of a dataset, or of a module whose constructor keeps that
               parameter: the first base's constructor runs on the subclass's instance
@@ -111,11 +113,13 @@ class CallableOnModule(Rule):
             dataset (constructed from one, `self` inside one); `medium` where it is taken
             as one by a convention (a `models` path, a factory or a name such as `model`),
             for hooks an engine or callback registers on a model it holds, for a lambda a
-            parameter defaults to, for a mixin of a module class and for a lambda
-            scheduler a function hands back; `low` for a
-            copy of a module, for a hook whose handle is kept in a file that removes hooks, and for a
-            dataset the file hands only to loaders without workers (another caller may
-            give it some).
+            parameter defaults to and for a mixin of a module class; `low` for a lambda
+            scheduler a function hands back (whether its receiver pickles it whole is not
+            seen), for a copy of a module, for a hook whose handle is kept in a file that
+            removes hooks, for a module class made in a function named for export or
+            inference or whose instances the function neither returns nor stores on
+            something that crosses, and for a dataset the file hands only to loaders
+            without workers (another caller may give it some).
             """,
         known_limits="""
             Only classes derived (in this file, or through the files and installed
