@@ -5,7 +5,8 @@ real on the same files.
 Two tables. SUPPRESSIONS: a file with a DTL101 on a Flax field default (which the mypy
 plugin finds by type as well) and one on a function default, silenced or not by a
 `# noqa`, the file-level `# dtype-lint: noqa`, or `[tool.dtype-lint]` (`ignore`,
-`per-file-ignores`, `select`); every front-end reports exactly the lines the table says.
+`per-file-ignores`, `select`, `min-confidence`); every front-end reports exactly the lines
+the table says.
 BROKEN: a `[tool.dtype-lint]` table that cannot be used; every front-end says so in the
 CLI's words (`dtype-lint: config error: ...`), the command-line ones with exit code 2,
 which is neither the findings code (1) nor success, and the server in an error message.
@@ -61,11 +62,15 @@ SUPPRESSIONS = {
     "per_file_ignores": ('per-file-ignores = {"per_file_ignores.py" = ["DTL1"]}', "", False, False),
     "per_file_ignores_elsewhere": ('per-file-ignores = {"other.py" = ["DTL1"]}', "", False, True),
     "select": ('select = ["DTL2"]', "", False, False),
+    # The layer's field is a high finding, the plain function's default a medium one.
+    "min_confidence_high": ('min-confidence = "high"', "", False, {9}),
+    "min_confidence_low": ('min-confidence = "low"', "", False, True),
 }
 
 
 def _expected(case: str) -> set[int]:
-    return HAZARD_LINES if SUPPRESSIONS[case][3] else set()
+    reported = SUPPRESSIONS[case][3]
+    return set(reported) if isinstance(reported, set) else HAZARD_LINES if reported else set()
 
 
 @pytest.fixture(scope="module")

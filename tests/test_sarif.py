@@ -193,3 +193,17 @@ def test_uris_are_relative_references_or_file_uris(cli, tmp_path):
     assert uri == ["my%20models/a.py"]
     uri = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results(absolute)]
     assert uri == [(folder / "a.py").as_uri()]
+
+
+def test_results_carry_their_confidence_and_rules_their_measured_precision(cli):
+    log = json.loads(cli("check", str(FIXTURES), "--output-format", "sarif", "--min-confidence", "low").out)
+    run = log["runs"][0]
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    levels = {"high": "error", "medium": "warning", "low": "note"}
+    for result in run["results"]:
+        confidence = result["properties"]["confidence"]
+        assert result["level"] == levels[confidence] and result["properties"]["basis"]
+    assert {r["properties"]["confidence"] for r in run["results"]} == {"low", "medium", "high"}
+    # CodeQL's rule-level precision, where measured (docs/accuracy.md); absent where not.
+    assert rules["DTL101"]["properties"]["precision"] == "very-high"
+    assert "precision" not in rules["DTL102"]["properties"]

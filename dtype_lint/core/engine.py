@@ -152,11 +152,12 @@ def lint_source(
         view = default_view(path)
     if use_prefilter is None:
         use_prefilter = prefilter_switch.enabled()
+    # A rule whose findings are all below min-confidence (the audit mode's rules) is not run.
+    classes = [rule for rule in rule_classes(rules) if shown(rule.highest, options.min_confidence)]
     if not use_prefilter:
-        return _lint_module(parse(text), text, path, rule_classes(rules), options, None, text, view=view)
+        return _lint_module(parse(text), text, path, classes, options, None, text, view=view)
     from dtype_lint.core import prefilter
 
-    classes = rule_classes(rules)
     reduced = prefilter.reduce_source(text, classes, options, tree, view=view)
     if on_tree is not None and reduced is not None and reduced.tree is not None:
         on_tree(reduced.tree)

@@ -167,6 +167,9 @@ class Rule:
     options_used: ClassVar[tuple[str, ...]] = ()
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
+    # The highest confidence its findings can have (core.confidence): a rule of the audit
+    # mode says "low", and is not run at all where min-confidence is above it.
+    highest: ClassVar[str] = "high"
 
     @classmethod
     def prefilter(cls, options: Options) -> Prefilter | None:
@@ -229,7 +232,7 @@ class Rule:
                         break
                     levels.append((check.demotes, check.name))
             else:
-                level = weakest(*(level for level, _ in levels))
+                level = weakest(self.highest, *(level for level, _ in levels))
                 basis = "; ".join(dict.fromkeys(why for lv, why in levels if why and lv == level)) or (
                     SEEN if level == "high" else "")
                 self._report(hit, level, basis)

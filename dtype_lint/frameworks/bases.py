@@ -2,6 +2,8 @@
 or a dataset, and the names of loss classes (no LibCST here: the prefilter uses them
 too)."""
 
+from dtype_lint.frameworks.facts import bundled_kinds
+
 TORCH_MODULE_BASES = frozenset(
     {
         "torch.nn.Module",
@@ -35,7 +37,7 @@ DATASET_PACKAGES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.
 def framework_kinds(qualified: str, torch_bases: frozenset[str] = TORCH_MODULE_BASES) -> set[str]:
     """Which of torch module / flax module / dataset a framework's class name is (by name:
     the frameworks' own classes are known without reading their source)."""
-    kinds = set()
+    kinds = set(bundled_kinds(qualified))
     if qualified in torch_bases or qualified.endswith("LightningModule") or qualified == "nn.Module":
         kinds.add("torch_module")  # a bare `nn.Module` whose `nn` is not imported (snippets) too
     if qualified in FLAX_MODULE_BASES:

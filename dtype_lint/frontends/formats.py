@@ -21,6 +21,7 @@ from typing import Callable, TextIO
 
 from dtype_lint import __version__
 from dtype_lint.core.finding import CellMap, Edit, FileError, Finding, Step
+from dtype_lint.core.ruledoc import CONFIRM
 from dtype_lint.frontends.console import paint
 from dtype_lint.frontends.severity import ERROR, GITHUB_COMMAND, level
 from dtype_lint.rules.codes import rule_codes
@@ -56,6 +57,7 @@ def write(fmt: str, findings: list[Finding], errors: list[FileError], out: TextI
                 out.writelines(_via(f, step, color) for step in f.flow)
                 if f.confidence != "high":
                     out.write(f"    {paint('confidence:', '2', color)} {f.confidence}: {f.basis}\n")
+                out.write(f"    {paint('confirm:', '2', color)} {CONFIRM[f.code[3]][0]}\n")
 
 
 def write_errors(errors: list[FileError], out: TextIO, fmt: str) -> None:
@@ -100,7 +102,7 @@ def sarif(findings: list[Finding], errors: list[FileError], lines_of: Callable[[
             "helpUri": doc.help_uri,
             "defaultConfiguration": {"level": ERROR if doc.default_enabled else "none"},
             # CodeQL's rule-level precision: what the rule's default findings measured.
-            "properties": {"family": doc.family, "precision": doc.precision},
+            "properties": {"family": doc.family, **({"precision": doc.precision} if doc.precision else {})},
         })
     results = []
     fingerprints = line_hashes(findings, lines_of)

@@ -5,7 +5,7 @@
 reproductions need into SITE/deps-<name>/, each with `pip install --no-deps --target`.
 The reproductions find SITE through the environment variable REALBUGS_SITE
 (default /tmp/realbugs-site); torch, numpy, jax and the rest of the interpreter's own
-packages come from the interpreter (/work/venv/bin/python).
+packages come from the interpreter that runs the script.
 
 A reproduction is run as `python repro/<id>.py [buggy|fixed|VERSION]`; `buggy` (the
 default) and `fixed` are looked up in ../bugs.jsonl under the script's id.

@@ -10,7 +10,7 @@
 set -uo pipefail
 
 SITE=${1:?usage: run_all.sh SITE [ID ...]}; shift
-PY=${PYTHON:-/work/venv/bin/python}
+PY=${PYTHON:-python3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export REALBUGS_SITE=$(cd "$SITE" && pwd)
 export PYTHONDONTWRITEBYTECODE=1   # keep __pycache__ out of the repository

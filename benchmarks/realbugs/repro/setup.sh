@@ -8,14 +8,14 @@
 # - the small dependencies the reproductions need, into SITE/deps-<name>/.
 # Everything goes in with `pip install --no-deps --target`; torch, numpy, jax, scipy and
 # the other packages of the interpreter are used as they are. The interpreter is
-# $PYTHON (default /work/venv/bin/python); it must be the one that runs the
+# $PYTHON (default python3 on the PATH); it must be the one that runs the
 # reproductions, since some dependencies are binary wheels. Nothing is installed into
 # that interpreter's environment or into the repository. A folder that was installed
 # completely before (marker SITE/<folder>/.installed) is skipped.
 set -euo pipefail
 
 SITE=${1:?usage: setup.sh SITE}
-PY=${PYTHON:-/work/venv/bin/python}
+PY=${PYTHON:-python3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUGS="$HERE/../bugs.jsonl"
 mkdir -p "$SITE"

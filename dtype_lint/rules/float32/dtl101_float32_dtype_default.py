@@ -113,6 +113,7 @@ class Float32DtypeDefault(Rule):
             convention), for a one-hot helper, and for a rotary or frequency table's
             builder (its name says so), whose tables are cast back where applied.
             """,
+        precision="very-high",
         known_limits="""
             Names decide what a dtype parameter means: a computation dtype under a name
             that is not in `compute-dtype-names` is not seen. A default computed by a call

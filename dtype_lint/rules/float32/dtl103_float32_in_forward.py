@@ -106,6 +106,7 @@ class Float32InForward(Rule):
             files the project model read); `low` for a conversion to float32 under a test
             that the value holds another, named dtype (an fp8 scale's format).
             """,
+        precision="medium",
         known_limits="""
             A float32 island is recognised by a cast in the same method whose dtype
             mentions `dtype` (`.to(x.dtype)`, `.astype(self.dtype)`, `type_as`) or names

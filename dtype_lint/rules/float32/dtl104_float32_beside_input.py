@@ -76,6 +76,7 @@ class Float32BesideInput(Rule):
         "float32 pinned beside an input tensor ({how}): a bf16/fp16 input comes back as "
         "float32; use the input's dtype (x.dtype, zeros_like, .to(x.dtype))"
     )
+    highest = "low"  # the audit mode's (see the Confidence section)
     finds = Finds(
         at=(beside_input.PinnedBesideInput,),
         unless=(test_code.TEST_CODE, deliberate.DELIBERATE),

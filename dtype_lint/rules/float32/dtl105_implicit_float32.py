@@ -76,6 +76,7 @@ class ImplicitFloat32(Rule):
         "float32 made by {kind} is {how}: under bf16/fp16 it promotes or breaks the computation; "
         "make it in the activations' dtype (dtype=x.dtype, .to(x.dtype))"
     )
+    highest = "low"  # the audit mode's (see the Confidence section)
     finds = Finds(
         at=(implicit_float32.ImplicitFloat32,),
         unless=(test_code.TEST_CODE, deliberate.DELIBERATE),

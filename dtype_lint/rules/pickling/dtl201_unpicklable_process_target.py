@@ -71,6 +71,7 @@ class UnpicklableProcessTarget(Rule):
             seen in code; `medium` where the unpicklable value is known by a convention (a
             parameter taken as a generator by its name or annotation).
             """,
+        precision="very-high",
         known_limits="""
             The flow stays within one file and is flow-insensitive within a function (a
             name counts as holding every value it is ever given there). Not followed: a

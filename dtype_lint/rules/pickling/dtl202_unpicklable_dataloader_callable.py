@@ -48,6 +48,7 @@ class UnpicklableDataLoaderCallable(Rule):
             where the unpicklable value is known by a convention (a parameter taken as a
             generator by its name or annotation).
             """,
+        precision="high",
         known_limits="""
             `num_workers` passed through `**kwargs` counts as non-zero. A loader built
             by a wrapper function (one that forwards `collate_fn` to `DataLoader`) is not

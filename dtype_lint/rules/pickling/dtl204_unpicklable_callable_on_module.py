@@ -121,6 +121,7 @@ class CallableOnModule(Rule):
             something that crosses, and for a dataset the file hands only to loaders
             without workers (another caller may give it some).
             """,
+        precision="very-high",
         known_limits="""
             Only classes derived (in this file, or through the files and installed
             packages the project model reaches) from the torch, Lightning or Dataset bases, data modules and transform classes by name, `self` in their

@@ -41,6 +41,7 @@ class TreeMapRecast(Rule):
             use is assumed from context (nothing in the function, its class or the file
             trains); `low` in a file named for evaluation, inference or export.
             """,
+        precision="very-high",
         known_limits="""
             Casts to float32 restore full precision and are not reported (a checkpoint
             widened for export, master weights), nor are casts to another leaf's dtype

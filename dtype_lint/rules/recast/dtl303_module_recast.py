@@ -93,6 +93,7 @@ class ModuleRecast(Rule):
             a module that casts itself to another value's dtype (an adapter matching its
             base layer), and a file named for evaluation, inference or export.
             """,
+        precision="high",
         known_limits="""
             A module returned by a function of another file or stored in a container is only
             known by its name or by what this file calls on it (the mypy plugin knows it by
